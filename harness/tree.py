@@ -1,0 +1,615 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Keep build/linux, the prepared kernel tree, in step with this repository.
+
+The repository is the source of truth: BASE pins a Debian linux-source
+package, patches/ holds quilt patches against existing files, and new files
+(the overlay) sit at their in-tree paths. build/linux is a git repository
+whose first commit (tag "base") is the pristine package.
+
+  tree.py prepare [--force]  install/verify the base, unpack it once, then
+                             bring the tree to base + patches + overlay,
+                             rewriting only files whose content changes so
+                             that Kbuild recompiles only what changed.
+  tree.py refresh [--patch NAME]
+                             write edits made in build/linux back into
+                             patches/ and the overlay.
+  tree.py series [--out DIR] export a git-am-able series and check that it
+                             rebuilds the prepared tree exactly.
+
+The tree remembers what it was last synced to (build/synced-tree, a git tree
+id). prepare refuses to overwrite edits made in build/linux since then,
+so nothing typed in the tree is lost; refresh keeps them, --force drops them.
+"""
+
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(REPO, "build")
+TREE = os.path.join(BUILD, "linux")
+PATCHES = os.path.join(REPO, "patches")
+SERIES = os.path.join(PATCHES, "series")
+NEW_FILES = os.path.join(PATCHES, "new-files")
+STAMP_BASE = os.path.join(BUILD, "base.stamp")
+STAMP_TREE = os.path.join(BUILD, "synced-tree")
+STAMP_MANAGED = os.path.join(BUILD, "managed-files")
+
+# Top-level directories of the repository that are kernel-tree paths; every
+# file below them is part of the overlay.
+OVERLAY_DIRS = ["arch", "Documentation", "include", "kernel", "lib", "mm",
+                "samples", "scripts", "tools"]
+
+GIT_ID = ["-c", "user.name=unwind-harness", "-c", "user.email=harness@localhost",
+          "-c", "core.autocrlf=false", "-c", "gc.auto=0"]
+
+
+class TreeError(Exception):
+    pass
+
+
+def die(msg):
+    print("tree: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def run(cmd, cwd=None, check=True, capture=True, stdin=None, env=None):
+    p = subprocess.run(cmd, cwd=cwd, input=stdin, env=env,
+                       stdout=subprocess.PIPE if capture else None,
+                       stderr=subprocess.PIPE if capture else None)
+    if check and p.returncode:
+        err = (p.stderr or b"").decode(errors="replace").strip()
+        raise TreeError("%s failed (%d): %s" % (" ".join(cmd), p.returncode, err))
+    return p
+
+
+def git(*args, cwd=TREE, check=True, stdin=None):
+    return run(["git"] + GIT_ID + list(args), cwd=cwd, check=check, stdin=stdin)
+
+
+def read_base():
+    base = {}
+    with open(os.path.join(REPO, "BASE")) as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith("#"):
+                key, _, val = line.partition("=")
+                base[key.strip()] = val.strip()
+    for key in ("PACKAGE", "VERSION", "TARBALL", "SHA256"):
+        if key not in base:
+            die("BASE lacks %s" % key)
+    return base
+
+
+def installed_version(pkg):
+    p = run(["dpkg-query", "-W", "-f=${Status} ${Version}", pkg], check=False)
+    out = p.stdout.decode().split()
+    if p.returncode or len(out) < 4 or out[2] != "installed":
+        return None
+    return out[3]
+
+
+def offered_versions(pkg):
+    p = run(["apt-cache", "madison", pkg], check=False)
+    return [l.split("|")[1].strip() for l in p.stdout.decode().splitlines()
+            if l.count("|") >= 2]
+
+
+def ensure_base_package(base):
+    """Install exactly the pinned version, or stop and say what apt offers."""
+    pkg, ver = base["PACKAGE"], base["VERSION"]
+    if installed_version(pkg) == ver:
+        return
+    print("tree: installing %s=%s with apt" % (pkg, ver))
+    cmd = ["apt-get", "install", "-y", "--no-install-recommends",
+           "--allow-downgrades", "%s=%s" % (pkg, ver)]
+    if os.geteuid():
+        cmd = ["sudo", "-n"] + cmd
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    if run(cmd, check=False, env=env).returncode:
+        # The package lists may be stale on a fresh machine: update once.
+        update = ["apt-get", "update"]
+        if os.geteuid():
+            update = ["sudo", "-n"] + update
+        run(update, check=False, env=env)
+        run(cmd, check=False, env=env)
+    if installed_version(pkg) != ver:
+        offered = offered_versions(pkg)
+        die("apt cannot install %s=%s, the version pinned in BASE.\n"
+            "  apt offers: %s\n"
+            "  To move the base, choose one of these deliberately: set VERSION\n"
+            "  and SHA256 in BASE (sha256sum %s after installing it), rebuild\n"
+            "  the tree from scratch (rm -rf build/linux) and check that every\n"
+            "  patch still applies. Never build on an unverified base."
+            % (pkg, ver, ", ".join(offered) or "nothing (run apt-get update?)",
+               base["TARBALL"]))
+
+
+def sha256_of(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def base_id(base):
+    return "%s %s %s\n" % (base["PACKAGE"], base["VERSION"], base["SHA256"])
+
+
+def unpack_base(base):
+    tarball = base["TARBALL"]
+    if not os.path.exists(tarball):
+        die("%s is missing although %s is installed" % (tarball, base["PACKAGE"]))
+    digest = sha256_of(tarball)
+    if digest != base["SHA256"]:
+        die("%s has sha256 %s, BASE pins %s: refusing an unverified base"
+            % (tarball, digest, base["SHA256"]))
+    print("tree: unpacking %s into build/linux (once)" % os.path.basename(tarball))
+    os.makedirs(BUILD, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="unpack.", dir=BUILD)
+    run(["tar", "-xJf", tarball, "-C", tmp])
+    top = os.listdir(tmp)
+    if len(top) != 1:
+        die("unexpected tarball layout: %s" % top)
+    os.rename(os.path.join(tmp, top[0]), TREE)
+    os.rmdir(tmp)
+    git("init", "-q", "-b", "base-tree")
+    git("add", "-A", "-f")
+    git("commit", "-q", "--no-verify", "-m",
+        "Base: Debian %s %s\n\nsha256 %s" % (base["PACKAGE"], base["VERSION"],
+                                             base["SHA256"]))
+    git("tag", "base")
+    with open(STAMP_BASE, "w") as f:
+        f.write(base_id(base))
+    with open(STAMP_TREE, "w") as f:
+        f.write(index_tree() + "\n")
+    with open(STAMP_MANAGED, "w") as f:
+        f.write("")
+
+
+def index_tree():
+    """Stage the whole tree and return its git tree id."""
+    git("add", "-A")
+    return git("write-tree").stdout.decode().strip()
+
+
+def read_lines(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [l.strip() for l in f if l.strip() and not l.startswith("#")]
+
+
+def series_patches():
+    names = [l.split()[0] for l in read_lines(SERIES)]
+    for n in names:
+        if not os.path.exists(os.path.join(PATCHES, n)):
+            die("patches/series names %s, which does not exist" % n)
+    return names
+
+
+DIFF_FILE = re.compile(r"^\+\+\+ (?:b/)?(\S+)")
+DIFF_OLD = re.compile(r"^--- (?:a/)?(\S+)")
+
+
+def patch_files(name):
+    """Paths a patch touches, from its ---/+++ lines."""
+    files = []
+    with open(os.path.join(PATCHES, name), errors="replace") as f:
+        old = None
+        for line in f:
+            m = DIFF_OLD.match(line)
+            if m:
+                old = m.group(1)
+                continue
+            m = DIFF_FILE.match(line)
+            if m and old is not None:
+                path = m.group(1) if m.group(1) != "/dev/null" else old
+                if path not in files:
+                    files.append(path)
+                old = None
+    return files
+
+
+def patch_has_diff(name):
+    return bool(patch_files(name))
+
+
+def overlay_files():
+    """New files of the series: everything under OVERLAY_DIRS in the repo,
+    tracked or not (ignored files excepted)."""
+    p = run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard",
+             "--"] + OVERLAY_DIRS, cwd=REPO)
+    files = [f for f in p.stdout.decode().split("\0") if f]
+    return sorted(f for f in set(files) if os.path.isfile(os.path.join(REPO, f)))
+
+
+def in_base(path):
+    return git("cat-file", "-e", "base:" + path, check=False).returncode == 0
+
+
+def export_base(paths, dest):
+    """Write the base version of each path (that exists in base) under dest."""
+    present = [p for p in paths if in_base(p)]
+    if not present:
+        return
+    archive = git("archive", "--format=tar", "base", "--", *present).stdout
+    run(["tar", "-x", "-C", dest], stdin=archive)
+
+
+def apply_patch(name, dest):
+    if not patch_has_diff(name):
+        return
+    p = run(["patch", "-d", dest, "-p1", "-F0", "-N", "-s", "-t",
+             "--no-backup-if-mismatch", "-r", "-",
+             "-i", os.path.join(PATCHES, name)], check=False)
+    if p.returncode:
+        out = (p.stdout + p.stderr).decode(errors="replace").strip()
+        raise TreeError("patch %s does not apply with no fuzz:\n%s" % (name, out))
+
+
+def desired_state(scratch):
+    """Build base + patches + overlay for the managed files under scratch.
+    Returns the set of managed paths."""
+    patches = series_patches()
+    patched = []
+    for n in patches:
+        for f in patch_files(n):
+            if f not in patched:
+                patched.append(f)
+    export_base(patched, scratch)
+    for n in patches:
+        apply_patch(n, scratch)
+    overlay = overlay_files()
+    both = [f for f in overlay if f in patched]
+    if both:
+        raise TreeError("these files are both new (overlay) and patched; a file "
+                        "is one or the other: %s" % ", ".join(both))
+    clash = [f for f in overlay if in_base(f)]
+    if clash:
+        raise TreeError("these overlay files already exist in the base; edit "
+                        "them through a patch instead: %s" % ", ".join(clash))
+    for f in overlay:
+        dst = os.path.join(scratch, f)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy2(os.path.join(REPO, f), dst)
+    managed = set(patched) | set(overlay)
+    # A patch may delete a file; it is managed but absent from scratch.
+    return managed
+
+
+def same_content(a, b):
+    if not (os.path.exists(a) and os.path.exists(b)):
+        return os.path.exists(a) == os.path.exists(b)
+    if os.path.getsize(a) != os.path.getsize(b):
+        return False
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        return fa.read() == fb.read()
+
+
+def same_mode(a, b):
+    return (os.stat(a).st_mode & 0o111 != 0) == (os.stat(b).st_mode & 0o111 != 0)
+
+
+def check_unsaved_edits(force):
+    synced = open(STAMP_TREE).read().strip()
+    now = index_tree()
+    if now == synced:
+        return
+    changed = git("diff", "--stat", synced, now).stdout.decode().rstrip()
+    if force:
+        print("tree: dropping edits made in build/linux:\n" + changed)
+        return
+    die("build/linux has edits that are not in the repository yet:\n%s\n"
+        "  Keep them with `make refresh`, or drop them with `make tree FORCE=1`."
+        % changed)
+
+
+def cmd_prepare(args):
+    base = read_base()
+    ensure_base_package(base)
+    if os.path.isdir(TREE):
+        have = open(STAMP_BASE).read() if os.path.exists(STAMP_BASE) else ""
+        if have != base_id(base):
+            die("build/linux was prepared from another base (%s); BASE now says "
+                "%s. Remove build/linux to rebuild it." % (have.strip() or "?",
+                                                           base_id(base).strip()))
+    else:
+        unpack_base(base)
+    check_unsaved_edits(args.force)
+
+    previous = set(read_lines(STAMP_MANAGED))
+    with tempfile.TemporaryDirectory(prefix="scratch.", dir=BUILD) as scratch:
+        try:
+            managed = desired_state(scratch)
+        except TreeError as e:
+            die(str(e))
+        written = removed = 0
+        for path in sorted(managed | previous):
+            want = os.path.join(scratch, path)
+            have = os.path.join(TREE, path)
+            if path not in managed:
+                # No longer part of the series: back to the base.
+                if in_base(path):
+                    git("checkout", "base", "--", path)
+                    written += 1
+                elif os.path.exists(have):
+                    os.unlink(have)
+                    removed += 1
+                continue
+            if not os.path.exists(want):
+                if os.path.exists(have):
+                    os.unlink(have)
+                    removed += 1
+                continue
+            if same_content(want, have) and same_mode(want, have):
+                continue
+            os.makedirs(os.path.dirname(have), exist_ok=True)
+            if os.path.exists(have):
+                os.unlink(have)
+            shutil.copyfile(want, have)
+            shutil.copymode(want, have)
+            written += 1
+    with open(STAMP_MANAGED, "w") as f:
+        f.write("".join(p + "\n" for p in sorted(managed)))
+    with open(STAMP_TREE, "w") as f:
+        f.write(index_tree() + "\n")
+    print("tree: build/linux = base + %d patches + %d new files "
+          "(%d files written, %d removed)"
+          % (len(series_patches()), len(overlay_files()), written, removed))
+
+
+# ---------------------------------------------------------------- refresh
+
+def split_patch(name):
+    """Return (header, diff) of a patch file."""
+    text = open(os.path.join(PATCHES, name), errors="surrogateescape").read()
+    m = re.search(r"^diff --git |^--- ", text, re.M)
+    if not m:
+        return text, ""
+    return text[:m.start()], text[m.start():]
+
+
+def diff_states(before_dir, after_dir, paths):
+    """A git-style diff of paths between two directories."""
+    with tempfile.TemporaryDirectory(prefix="diff.", dir=BUILD) as tmp:
+        gitdir = ["--git-dir=" + os.path.join(tmp, ".git"), "--work-tree=" + tmp]
+        run(["git"] + GIT_ID + gitdir + ["init", "-q"])
+        for root, label in ((before_dir, "before"), (after_dir, "after")):
+            for p in paths:
+                src, dst = os.path.join(root, p), os.path.join(tmp, p)
+                if os.path.lexists(dst):
+                    os.unlink(dst)
+                if os.path.exists(src):
+                    os.makedirs(os.path.dirname(dst), exist_ok=True)
+                    shutil.copy2(src, dst)
+            run(["git"] + GIT_ID + gitdir + ["add", "-A", "--"] + paths, cwd=tmp)
+            if label == "before":
+                run(["git"] + GIT_ID + gitdir +
+                    ["commit", "-q", "--allow-empty", "-m", "before"], cwd=tmp)
+        return run(["git"] + GIT_ID + gitdir +
+                   ["diff", "--cached", "-p", "--stat", "--no-renames",
+                    "--", *paths], cwd=tmp).stdout.decode(errors="surrogateescape")
+
+
+def template_header(name):
+    return ("From: %s <%s>\nSubject: [PATCH] FIXME: subject of %s\n\n"
+            "FIXME: say why this change is needed.\n\n"
+            "Signed-off-by: %s <%s>\n---\n"
+            % (git_user("name"), git_user("email"), name,
+               git_user("name"), git_user("email")))
+
+
+def git_user(key):
+    p = run(["git", "config", "user." + key], cwd=REPO, check=False)
+    return p.stdout.decode().strip() or "Unknown"
+
+
+def cmd_refresh(args):
+    if not os.path.isdir(TREE):
+        die("no prepared tree: run `make tree` first")
+    synced = open(STAMP_TREE).read().strip()
+    now = index_tree()
+    changes = git("diff", "--name-status", "--no-renames", synced, now).stdout.decode()
+    changed = [l.split("\t", 1)[1] for l in changes.splitlines() if "\t" in l]
+    if not changed:
+        print("tree: nothing to refresh")
+        return
+    overlay = set(overlay_files())
+    patches = series_patches()
+    owner = {}
+    for n in patches:
+        for f in patch_files(n):
+            owner[f] = n          # the last patch touching f owns later edits
+    unowned = []
+    to_regen = {}
+    for path in changed:
+        if path in overlay or not in_base(path):
+            src, dst = os.path.join(TREE, path), os.path.join(REPO, path)
+            if os.path.exists(src):
+                if path.split("/")[0] not in OVERLAY_DIRS:
+                    die("%s is a new file outside the overlay directories (%s)"
+                        % (path, " ".join(OVERLAY_DIRS)))
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                shutil.copy2(src, dst)
+                print("tree: overlay  %s" % path)
+            elif os.path.exists(dst):
+                os.unlink(dst)
+                print("tree: overlay  %s (deleted)" % path)
+            continue
+        if path in owner:
+            to_regen.setdefault(owner[path], []).append(path)
+        else:
+            unowned.append(path)
+    if unowned:
+        if not args.patch:
+            die("no patch touches these files yet; name the patch that should "
+                "carry them with `make refresh PATCH=NNNN-subject.patch`:\n  "
+                + "\n  ".join(unowned))
+        if args.patch not in patches:
+            with open(os.path.join(PATCHES, args.patch), "w") as f:
+                f.write(template_header(args.patch))
+            with open(SERIES, "a") as f:
+                f.write(args.patch + "\n")
+            patches.append(args.patch)
+            print("tree: new patch %s added to the series; write its header"
+                  % args.patch)
+        to_regen.setdefault(args.patch, []).extend(unowned)
+
+    with tempfile.TemporaryDirectory(prefix="refresh.", dir=BUILD) as scratch:
+        state = os.path.join(scratch, "state")
+        os.makedirs(state)
+        allfiles = sorted({f for n in patches for f in patch_files(n)} | set(unowned))
+        export_base(allfiles, state)
+        last_owner = {}
+        for n in patches:
+            for f in patch_files(n) + (unowned if n == args.patch else []):
+                last_owner[f] = n
+        for n in patches:
+            files = patch_files(n)
+            if n not in to_regen:
+                apply_patch(n, state)
+                continue
+            files = files + [f for f in to_regen[n] if f not in files]
+            before = os.path.join(scratch, "before")
+            shutil.rmtree(before, ignore_errors=True)
+            shutil.copytree(state, before)
+            apply_patch(n, state)
+            for f in files:
+                if last_owner.get(f) != n:
+                    continue
+                src, dst = os.path.join(TREE, f), os.path.join(state, f)
+                if os.path.exists(dst):
+                    os.unlink(dst)
+                if os.path.exists(src):
+                    os.makedirs(os.path.dirname(dst), exist_ok=True)
+                    shutil.copy2(src, dst)
+            header, _ = split_patch(n)
+            diff = diff_states(before, state, files)
+            with open(os.path.join(PATCHES, n), "w", errors="surrogateescape") as f:
+                f.write(header + diff)
+            print("tree: refreshed %s" % n)
+    with open(STAMP_TREE, "w") as f:
+        f.write(now + "\n")
+
+
+# ----------------------------------------------------------------- series
+
+def parse_header(name):
+    header, _ = split_patch(name)
+    header = header.rstrip()
+    if header.endswith("\n---"):
+        header = header[:-4]
+    elif header.strip() == "---":
+        header = ""
+    author = None
+    subject = None
+    body = []
+    lines = header.splitlines()
+    i = 0
+    while i < len(lines) and lines[i].strip():
+        if lines[i].startswith("From:"):
+            author = lines[i][5:].strip()
+        elif lines[i].startswith("Subject:"):
+            subject = re.sub(r"^\[PATCH[^\]]*\]\s*", "", lines[i][8:].strip())
+        i += 1
+    body = "\n".join(lines[i:]).strip()
+    if not subject or "FIXME" in subject or "FIXME" in body:
+        die("patches/%s has no finished Subject/changelog header" % name)
+    if "Signed-off-by:" not in body:
+        die("patches/%s has no Signed-off-by" % name)
+    return author, subject, body
+
+
+def cmd_series(args):
+    if not os.path.isdir(TREE):
+        die("no prepared tree: run `make tree` first")
+    check_unsaved_edits(False)
+    patches = series_patches()
+    mapping = {}
+    for line in read_lines(NEW_FILES):
+        parts = line.split()
+        if len(parts) != 2:
+            die("patches/new-files: bad line %r (want: PATH PATCH)" % line)
+        mapping[parts[0]] = parts[1]
+    overlay = overlay_files()
+    unmapped = [f for f in overlay if f not in mapping]
+    if unmapped:
+        die("patches/new-files does not say which patch adds:\n  " +
+            "\n  ".join(unmapped))
+    stale = [f for f in mapping if f not in overlay]
+    bad = sorted({p for p in mapping.values() if p not in patches})
+    if stale or bad:
+        die("patches/new-files names missing files %s or patches not in the "
+            "series %s" % (stale, bad))
+    out = os.path.abspath(args.out)
+    wt = os.path.join(BUILD, "series-worktree")
+    check = os.path.join(BUILD, "series-check")
+    for d in (wt, check):
+        git("worktree", "remove", "--force", d, check=False)
+        shutil.rmtree(d, ignore_errors=True)
+    git("worktree", "prune")
+    try:
+        git("worktree", "add", "-q", "--detach", wt, "base")
+        for n in patches:
+            author, subject, body = parse_header(n)
+            apply_patch(n, wt)
+            for f in [f for f, p in mapping.items() if p == n]:
+                dst = os.path.join(wt, f)
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                shutil.copy2(os.path.join(REPO, f), dst)
+            git("add", "-A", cwd=wt)
+            cmd = ["commit", "-q", "--no-verify", "--allow-empty", "-m",
+                   subject + "\n\n" + body]
+            if author:
+                cmd += ["--author", author]
+            git(*cmd, cwd=wt)
+        shutil.rmtree(out, ignore_errors=True)
+        git("format-patch", "-q", "--cover-letter" if len(patches) > 1 else
+            "--no-cover-letter", "-o", out, "base..HEAD", cwd=wt)
+        # Verify: the mails apply to the pristine base and rebuild the tree.
+        git("worktree", "add", "-q", "--detach", check, "base")
+        mails = sorted(m for m in os.listdir(out) if not m.startswith("0000-"))
+        if mails:
+            git("am", "-q", "--whitespace=nowarn",
+                *[os.path.join(out, m) for m in mails], cwd=check)
+        got = git("rev-parse", "HEAD^{tree}", cwd=check).stdout.decode().strip()
+        want = open(STAMP_TREE).read().strip()
+        if got != want:
+            diff = git("diff", "--stat", got, want).stdout.decode()
+            die("the exported series does not rebuild the prepared tree:\n" + diff)
+    except TreeError as e:
+        die(str(e))
+    finally:
+        for d in (wt, check):
+            git("worktree", "remove", "--force", d, check=False)
+        git("worktree", "prune", check=False)
+    print("tree: %d patches in %s; git am on the base rebuilds build/linux exactly"
+          % (len(patches), os.path.relpath(out, REPO)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("prepare")
+    p.add_argument("--force", action="store_true")
+    p = sub.add_parser("refresh")
+    p.add_argument("--patch")
+    p = sub.add_parser("series")
+    p.add_argument("--out", default=os.path.join(BUILD, "series"))
+    args = ap.parse_args()
+    try:
+        {"prepare": cmd_prepare, "refresh": cmd_refresh, "series": cmd_series}[args.cmd](args)
+    except TreeError as e:
+        die(str(e))
+
+
+if __name__ == "__main__":
+    main()
