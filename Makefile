@@ -31,7 +31,7 @@ ifneq ($(filter-out guest debug,$(CONFIG)),)
 $(error CONFIG must be guest or debug, not '$(CONFIG)')
 endif
 
-.PHONY: help tree refresh kernel perf demo test run lint series clean
+.PHONY: help tree refresh kernel perf demo kselftest test run lint series clean
 
 help:
 	@sed -n '3,15s/^# \{0,1\}//p' Makefile
@@ -52,3 +52,51 @@ kernel: tree $(KOBJ)/.fragments.stamp
 
 clean:
 	rm -rf build/obj-* build/bin build/perf-obj build/kselftest build/demo build/vm
+
+# The perf tool of the prepared tree, with libelf and libdw for symbols and
+# DWARF. Python/Perl scripting and BPF skeletons are off: nothing here uses
+# them and they would need more build dependencies.
+PERF_FLAGS := O=$(TOP)/build/perf-obj NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JVMTI=1 \
+	BUILD_BPF_SKEL=0 NO_SHELLCHECK=1 CC="ccache gcc" HOSTCC="ccache gcc" \
+	WERROR=0 prefix=/usr
+
+perf: tree
+	@mkdir -p build/perf-obj build/bin
+	@+$(MAKE) --no-print-directory -C $(SRC)/tools/perf $(PERF_FLAGS) -j$(JOBS) >build/perf-obj/build.log 2>&1 || \
+		{ tail -40 build/perf-obj/build.log; echo "perf: build failed, log: build/perf-obj/build.log"; exit 1; }
+	@install -m 755 build/perf-obj/perf build/bin/perf
+	@build/bin/perf version --build-options | grep -E 'dwarf|libelf|libtraceevent' | sed 's/^/perf: /'
+
+# Host-built programs the guest runs over 9p: the demo and the harness's own
+# smoke tests. Frame pointers everywhere, so user stacks can be walked.
+USER_CFLAGS := -O2 -g -Wall -Wextra -fno-omit-frame-pointer \
+	-mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls
+
+build/demo/deepstack: demo/deepstack.c
+	@mkdir -p $(@D)
+	gcc $(USER_CFLAGS) -o $@ $<
+
+build/test-progs/perf_smoke: harness/tests/guest/perf_smoke.c
+	@mkdir -p $(@D)
+	gcc $(USER_CFLAGS) -o $@ $<
+
+demo: build/demo/deepstack
+
+# kselftests of the series, installed where the guest finds them.
+KSELFTEST_TARGETS := unwind
+kselftest: tree
+	@rm -rf build/kselftest
+	@if [ -d $(SRC)/tools/testing/selftests/unwind ]; then \
+		$(MAKE) --no-print-directory -C $(SRC)/tools/testing/selftests \
+			TARGETS="$(KSELFTEST_TARGETS)" O=$(TOP)/build/kselftest-obj \
+			KHDR_INCLUDES="-isystem $(KOBJ)/usr/include" \
+			INSTALL_PATH=$(TOP)/build/kselftest install >build/kselftest.log 2>&1 || \
+		{ tail -30 build/kselftest.log; exit 1; }; \
+	fi
+
+test: kernel kselftest build/test-progs/perf_smoke
+	@harness/run-tests
+
+CMD ?= $(TOP)/build/demo/deepstack 3
+run: kernel perf demo
+	@harness/vm-run -- $(TOP)/harness/demo-profile $(TOP)/build/bin/perf $(CMD)
