@@ -94,9 +94,15 @@ kselftest: tree
 		{ tail -30 build/kselftest.log; exit 1; }; \
 	fi
 
-test: kernel kselftest build/test-progs/perf_smoke
+test: kernel perf demo kselftest build/test-progs/perf_smoke
 	@harness/run-tests
 
 CMD ?= $(TOP)/build/demo/deepstack 3
 run: kernel perf demo
 	@harness/vm-run -- $(TOP)/harness/demo-profile $(TOP)/build/bin/perf $(CMD)
+
+lint: tree
+	@harness/lint
+
+series: tree
+	@harness/tree.py series

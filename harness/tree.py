@@ -174,9 +174,22 @@ def unpack_base(base):
         f.write("")
 
 
+# Left behind by editors and by patch(1); never part of the series.
+JUNK = re.compile(r"(~|\.swp|\.orig|\.rej|\.o|\.cmd)$")
+
+
 def index_tree():
-    """Stage the whole tree and return its git tree id."""
+    """Stage the whole tree and return its git tree id.
+
+    Debian's top-level .gitignore ignores every new path ("/*"), so new files
+    are staged by name: all builds are out of tree, so anything untracked
+    here was put there by a developer.
+    """
     git("add", "-A")
+    others = git("ls-files", "-z", "--others").stdout.decode().split("\0")
+    others = [f for f in others if f and not JUNK.search(f)]
+    if others:
+        git("add", "-f", "--", *others)
     return git("write-tree").stdout.decode().strip()
 
 
@@ -247,7 +260,7 @@ def export_base(paths, dest):
 def apply_patch(name, dest):
     if not patch_has_diff(name):
         return
-    p = run(["patch", "-d", dest, "-p1", "-F0", "-N", "-s", "-t",
+    p = run(["patch", "-d", dest, "-p1", "-F0", "-N", "-t",
              "--no-backup-if-mismatch", "-r", "-",
              "-i", os.path.join(PATCHES, name)], check=False)
     if p.returncode:
@@ -283,6 +296,15 @@ def desired_state(scratch):
     managed = set(patched) | set(overlay)
     # A patch may delete a file; it is managed but absent from scratch.
     return managed
+
+
+def remove_file(path):
+    """Delete a file of the tree and any directories it leaves empty."""
+    os.unlink(path)
+    d = os.path.dirname(path)
+    while d != TREE and not os.listdir(d):
+        os.rmdir(d)
+        d = os.path.dirname(d)
 
 
 def same_content(a, b):
@@ -341,12 +363,12 @@ def cmd_prepare(args):
                     git("checkout", "base", "--", path)
                     written += 1
                 elif os.path.exists(have):
-                    os.unlink(have)
+                    remove_file(have)
                     removed += 1
                 continue
             if not os.path.exists(want):
                 if os.path.exists(have):
-                    os.unlink(have)
+                    remove_file(have)
                     removed += 1
                 continue
             if same_content(want, have) and same_mode(want, have):
@@ -504,11 +526,11 @@ def cmd_refresh(args):
 
 def parse_header(name):
     header, _ = split_patch(name)
-    header = header.rstrip()
-    if header.endswith("\n---"):
-        header = header[:-4]
-    elif header.strip() == "---":
-        header = ""
+    # The changelog ends at the "---" line; the diffstat after it is not part
+    # of the commit message.
+    m = re.search(r"^---\s*$", header, re.M)
+    if m:
+        header = header[:m.start()]
     author = None
     subject = None
     body = []
@@ -565,7 +587,8 @@ def cmd_series(args):
                 dst = os.path.join(wt, f)
                 os.makedirs(os.path.dirname(dst), exist_ok=True)
                 shutil.copy2(os.path.join(REPO, f), dst)
-            git("add", "-A", cwd=wt)
+            # -f: Debian's top-level .gitignore would hide new files.
+            git("add", "-A", "-f", cwd=wt)
             cmd = ["commit", "-q", "--no-verify", "--allow-empty", "-m",
                    subject + "\n\n" + body]
             if author:
