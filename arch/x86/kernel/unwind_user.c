@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * x86 part of the frame-pointer user stack walker.
+ *
+ * 64-bit tasks use 8-byte frames. 32-bit compat tasks use 4-byte frames,
+ * and their code and stack addresses are offsets into the CS and SS
+ * segments: the segment bases are added, as perf's compat walker does, so
+ * that tasks with LDT segments are walked right.
+ *
+ * Task context, page faults allowed: the first frame is recognised by
+ * reading the instruction bytes at the sampled IP.
+ */
+#include <linux/uaccess.h>
+#include <linux/sched.h>
+#include <linux/uprobes.h>
+#include <asm/insn-eval.h>
+#include <asm/inat.h>
+#include <asm/ptrace.h>
+#include <asm/unwind_user.h>
+
+/**
+ * arch_unwind_user_init - start a walk from the user registers
+ * @state:	the walk
+ * @regs:	user registers of the current task
+ */
+void arch_unwind_user_init(struct unwind_user_state *state,
+			   struct pt_regs *regs)
+{
+	long base;
+
+	state->ip = regs->ip;
+	state->sp = regs->sp;
+	state->fp = regs->bp;
+	state->ws = 8;
+	state->ip_base = 0;
+	state->sp_base = 0;
+	if (user_64bit_mode(regs))
+		return;
+
+	state->ws = 4;
+	state->ip = (u32)regs->ip;
+	state->sp = (u32)regs->sp;
+	state->fp = (u32)regs->bp;
+	base = insn_get_seg_base(regs, INAT_SEG_REG_CS);
+	state->ip_base = base == -1L ? 0 : base;
+	base = insn_get_seg_base(regs, INAT_SEG_REG_SS);
+	state->sp_base = base == -1L ? 0 : base;
+}
+
+/*
+ * The instruction bytes at the sampled IP. When a uprobe's breakpoint
+ * replaced them, the original bytes are the probe's copy.
+ */
+static unsigned int unwind_user_insn(struct unwind_user_state *state,
+				     u8 *buf, unsigned int len)
+{
+	unsigned long ip = state->ip_base + state->ip;
+	unsigned int got;
+
+	got = len - copy_from_user(buf, (void __user *)ip, len);
+#ifdef CONFIG_UPROBES
+	if (got && buf[0] == 0xcc && current->utask &&
+	    current->utask->auprobe && current->utask->vaddr == ip) {
+		memcpy(buf, current->utask->auprobe->insn, len);
+		got = len;
+	}
+#endif
+	return got;
+}
+
+/**
+ * arch_unwind_user_first_frame - is the sampled function's frame missing?
+ * @state:	the walk, at its first frame
+ * @sp_off:	set to where the return address is, relative to the stack
+ *		pointer, when the function has no frame at the sampled IP
+ *
+ * Frame-pointer code builds its frame with "push %rbp; mov %rsp,%rbp"
+ * (after an optional endbr) and tears it down before "ret". Sampled on
+ * the push (or the endbr before it) or on the ret, the return address is at
+ * the stack pointer; sampled on the mov, it is one word above. In all
+ * three cases the frame pointer register still holds the caller's frame.
+ *
+ * Return: true if the return address must be read at sp + *@sp_off.
+ */
+bool arch_unwind_user_first_frame(struct unwind_user_state *state,
+				  unsigned long *sp_off)
+{
+	/* endbr64 is f3 0f 1e fa; endbr32 is f3 0f 1e fb. */
+	static const u8 endbr[3] = { 0xf3, 0x0f, 0x1e };
+	unsigned int n, i = 0;
+	u8 insn[8];
+
+	n = unwind_user_insn(state, insn, sizeof(insn));
+	if (n >= 5 && !memcmp(insn, endbr, 3) &&
+	    insn[3] == (state->ws == 8 ? 0xfa : 0xfb))
+		i = 4;
+	if (n <= i)
+		return false;
+
+	switch (insn[i]) {
+	case 0x55:			/* push %rbp */
+	case 0xc3:			/* ret */
+	case 0xc2:			/* ret $imm16 */
+		*sp_off = 0;
+		return true;
+	}
+	if (i)
+		return false;
+	/* mov %rsp,%rbp: 48 89 e5 or 48 8b ec; compat: 89 e5 or 8b ec. */
+	if (state->ws == 8 && n >= 3 && insn[0] == 0x48)
+		i = 1;
+	if (n >= i + 2 && ((insn[i] == 0x89 && insn[i + 1] == 0xe5) ||
+			   (insn[i] == 0x8b && insn[i + 1] == 0xec)) &&
+	    (state->ws == 4 || i == 1)) {
+		*sp_off = state->ws;
+		return true;
+	}
+	return false;
+}

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Deferred user space stack unwinding.
+ *
+ * A client registers once (unwind_deferred_init()), then asks for the user
+ * stack of the current task from any context, NMI included
+ * (unwind_deferred_request()). The request returns a cookie at once; the
+ * stack is walked once per kernel entry, just before the task returns to
+ * user space, and every client that asked gets its callback with the stack
+ * and that cookie. See Documentation/trace/unwind_deferred.rst.
+ */
+#ifndef _LINUX_UNWIND_DEFERRED_H
+#define _LINUX_UNWIND_DEFERRED_H
+
+#include <linux/unwind_deferred_types.h>
+#include <linux/unwind_user_types.h>
+#include <linux/atomic.h>
+#include <linux/bits.h>
+#include <linux/list.h>
+#include <linux/sched.h>
+
+struct unwind_work;
+struct task_struct;
+
+/**
+ * typedef unwind_callback_t - receives a deferred user stack
+ * @work:	the client
+ * @trace:	the user stack of the entry; valid only during the call
+ * @cookie:	the cookie unwind_deferred_request() returned for it
+ *
+ * Runs in task context of the unwound task, before it returns to user space
+ * (or in do_exit() before its memory is released). It may sleep.
+ */
+typedef void (*unwind_callback_t)(struct unwind_work *work,
+				  struct unwind_stacktrace *trace, u64 cookie);
+
+/**
+ * struct unwind_work - a client of deferred unwinding
+ * @list:	entry in the list of clients (RCU/SRCU protected)
+ * @func:	the callback
+ * @bit:	the client's bit in each task's request mask, -1 when not
+ *		registered
+ */
+struct unwind_work {
+	struct list_head	list;
+	unwind_callback_t	func;
+	int			bit;
+};
+
+/* Non-negative results of unwind_deferred_request(). */
+enum unwind_request_result {
+	UNWIND_QUEUED		= 0,	/* callback will run with *cookie */
+	UNWIND_ALREADY_QUEUED	= 1,	/* an earlier request of this entry
+					 * will be answered with *cookie */
+	UNWIND_ALREADY_DONE	= 2,	/* the callback for *cookie already
+					 * ran in this entry */
+};
+
+/*
+ * Layout of unwind_task_info::state. Each client owns one bit in the low
+ * half ("queued": asked in this entry, callback not run yet) and the
+ * matching bit in the high half ("done": callback ran in this entry).
+ * Three flags sit on top. kernel/unwind/deferred.c says who changes what.
+ */
+#define UNWIND_MAX_CLIENTS	((BITS_PER_LONG - 4) / 2)
+#define UNWIND_DONE_SHIFT	UNWIND_MAX_CLIENTS
+#define UNWIND_ACTIVE_BIT	(BITS_PER_LONG - 4)
+#define UNWIND_PENDING_BIT	(BITS_PER_LONG - 3)
+#define UNWIND_CLOSED_BIT	(BITS_PER_LONG - 2)
+
+/* Cookies: the CPU number + 1 in bits 63..48, a per-CPU count below. */
+#define UNWIND_COOKIE_CPU_SHIFT	48
+#define UNWIND_COOKIE_SEQ_MASK	((1ULL << UNWIND_COOKIE_CPU_SHIFT) - 1)
+
+static inline u64 unwind_cookie_make(unsigned int cpu, u64 seq)
+{
+	return ((u64)(cpu + 1) << UNWIND_COOKIE_CPU_SHIFT) |
+	       (seq & UNWIND_COOKIE_SEQ_MASK);
+}
+
+static inline unsigned int unwind_cookie_cpu(u64 cookie)
+{
+	return (cookie >> UNWIND_COOKIE_CPU_SHIFT) - 1;
+}
+
+#ifdef CONFIG_UNWIND_USER
+
+int unwind_deferred_init(struct unwind_work *work, unwind_callback_t func);
+int unwind_deferred_request(struct unwind_work *work, u64 *cookie);
+void unwind_deferred_cancel(struct unwind_work *work);
+int unwind_user_faultable(struct unwind_stacktrace *trace);
+
+/* Hooks of fork, exec, signal delivery, exit and the entry code. */
+void unwind_task_init(struct task_struct *task);
+void unwind_task_free(struct task_struct *task);
+void unwind_deferred_flush(void);
+void unwind_deferred_task_exit(void);
+void unwind_deferred_reopen(struct unwind_task_info *info);
+bool unwind_deferred_close(struct unwind_task_info *info);
+
+
+/**
+ * unwind_deferred_enter_from_user - a new kernel entry begins
+ *
+ * Called from enter_from_user_mode(), with interrupts disabled, inside its
+ * instrumentable section. Reopens requests for a task whose previous entry
+ * was closed on its way out; costs one load for every other task.
+ */
+static __always_inline void unwind_deferred_enter_from_user(void)
+{
+	struct unwind_task_info *info = &current->unwind_info;
+
+	if (unlikely(atomic_long_read(&info->state) &
+		     BIT(UNWIND_CLOSED_BIT)))
+		unwind_deferred_reopen(info);
+}
+
+/**
+ * unwind_deferred_exit_to_user - the kernel entry ends
+ *
+ * Called from exit_to_user_mode_prepare() after the work loop, with
+ * interrupts disabled. Closes the entry: from here on requests are refused
+ * as too late, because no callback could run before the return.
+ *
+ * Return: true if a request slipped in after the loop's last check (from an
+ * NMI); the caller runs the work loop again so that it is answered.
+ */
+static __always_inline bool unwind_deferred_exit_to_user(void)
+{
+	struct unwind_task_info *info = &current->unwind_info;
+
+	if (likely(!atomic_long_read(&info->state)))
+		return false;
+	return unwind_deferred_close(info);
+}
+
+#else /* !CONFIG_UNWIND_USER */
+
+static inline int unwind_deferred_init(struct unwind_work *work,
+				       unwind_callback_t func)
+{
+	return -ENOSYS;
+}
+
+static inline int unwind_deferred_request(struct unwind_work *work,
+					  u64 *cookie)
+{
+	*cookie = 0;
+	return -ENOSYS;
+}
+
+static inline void unwind_deferred_cancel(struct unwind_work *work) { }
+
+static inline int unwind_user_faultable(struct unwind_stacktrace *trace)
+{
+	trace->nr = 0;
+	return -ENOSYS;
+}
+
+static inline void unwind_task_init(struct task_struct *task) { }
+static inline void unwind_task_free(struct task_struct *task) { }
+static inline void unwind_deferred_flush(void) { }
+static inline void unwind_deferred_task_exit(void) { }
+static inline void unwind_deferred_enter_from_user(void) { }
+static inline bool unwind_deferred_exit_to_user(void) { return false; }
+
+#endif /* CONFIG_UNWIND_USER */
+
+#endif /* _LINUX_UNWIND_DEFERRED_H */

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Per-task state of deferred user stack unwinding, embedded in task_struct.
+ * Only <linux/types.h> is included here: sched.h includes this file, and
+ * pulling arch atomics or other headers in would create include cycles.
+ */
+#ifndef _LINUX_UNWIND_DEFERRED_TYPES_H
+#define _LINUX_UNWIND_DEFERRED_TYPES_H
+
+#include <linux/types.h>
+
+/*
+ * atomic_long_t comes with the atomic operations, which this header must not
+ * pull in. C11 allows repeating the identical typedef of
+ * <linux/atomic/atomic-long.h>.
+ */
+#ifdef CONFIG_64BIT
+typedef atomic64_t atomic_long_t;
+#else
+typedef atomic_t atomic_long_t;
+#endif
+
+/**
+ * struct unwind_task_info - deferred unwinding state of one task
+ * @state:	requests, deliveries and the entry's phase; see the table in
+ *		kernel/unwind/deferred.c for who sets and clears each bit
+ * @cookie:	cookie of the current entry, 0 before its first request.
+ *		Written only by the task itself or by an interrupt or NMI
+ *		running on top of it (cmpxchg from 0), reset at the next entry
+ * @cache:	UNWIND_USER_MAX_DEPTH entries, allocated by the first walk
+ *		of this task and freed with the task; NULL for tasks that
+ *		were never unwound
+ * @cache_nr:	valid entries in @cache
+ * @cache_cookie: the entry whose walk @cache holds, 0 if none
+ * @work:	task_work that walks the stack and runs the callbacks
+ */
+struct unwind_task_info {
+	atomic_long_t		state;
+	u64			cookie;
+	unsigned long		*cache;
+	unsigned int		cache_nr;
+	u64			cache_cookie;
+	struct callback_head	work;
+};
+
+#endif /* _LINUX_UNWIND_DEFERRED_TYPES_H */

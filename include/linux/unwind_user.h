@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * User space stack walker. It reads user memory and may fault, so it runs
+ * only in task context with page faults allowed; the deferred unwinder
+ * (<linux/unwind_deferred.h>) is how other contexts get a user stack.
+ */
+#ifndef _LINUX_UNWIND_USER_H
+#define _LINUX_UNWIND_USER_H
+
+#include <linux/unwind_user_types.h>
+
+/*
+ * Most entries one walk returns: the interrupted IP and 511 return
+ * addresses. Deeper stacks end at this limit, with their innermost frames.
+ */
+#define UNWIND_USER_MAX_DEPTH	512
+
+struct pt_regs;
+
+#ifdef CONFIG_UNWIND_USER
+
+void unwind_user_start(struct unwind_user_state *state, struct pt_regs *regs);
+int unwind_user_walk(struct unwind_user_state *state,
+		     struct unwind_stacktrace *trace, unsigned int max);
+
+#else /* !CONFIG_UNWIND_USER */
+
+static inline void unwind_user_start(struct unwind_user_state *state,
+				     struct pt_regs *regs) { }
+static inline int unwind_user_walk(struct unwind_user_state *state,
+				   struct unwind_stacktrace *trace,
+				   unsigned int max)
+{
+	trace->nr = 0;
+	return -ENOSYS;
+}
+
+#endif /* CONFIG_UNWIND_USER */
+
+#endif /* _LINUX_UNWIND_USER_H */

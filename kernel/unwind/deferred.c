@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Deferred user space stack unwinding.
+ *
+ * Clients ask for the user stack of the current task from any context
+ * (task, softirq, hardirq, NMI) and get a cookie at once. The stack is
+ * walked once per kernel entry, in task context just before the return to
+ * user space, and handed to every client that asked, with that cookie.
+ *
+ * Contexts:
+ *   unwind_deferred_request()	any, NMI included; never sleeps or faults
+ *   unwind_deferred_init()	process context, may sleep
+ *   unwind_deferred_cancel()	process context, may sleep
+ *   unwind_user_faultable()	task context with page faults allowed
+ *   callbacks			task context of the unwound task, may sleep
+ *
+ * Per-task state (unwind_task_info::state, one atomic_long_t, changed only
+ * with atomic_long_*() operations):
+ *
+ *   bits		set by				cleared by
+ *   queued[i]		request of client i		the pass, which moves it to
+ *							done[i]; cancel of client i
+ *   done[i]		the pass			reopen, flush; cancel of i
+ *   ACTIVE		first request of the entry	reopen, flush
+ *			(with the cookie)
+ *   PENDING		the request that queues the	the pass, when it takes the
+ *			task_work			queued bits
+ *   CLOSED		close at exit to user, flush,	reopen at the next entry,
+ *			exit				flush once done
+ *
+ * Only the task itself, and interrupts and NMIs running on top of it, touch
+ * its state, except cancel, which clears one client's bits in every task.
+ * The "pass" is unwind_deferred_run(): it takes the queued bits, walks the
+ * stack once per entry (the walk is cached under the entry's cookie) and
+ * calls the clients it took. A request that arrives while or after the pass
+ * ran queues another pass, which reuses the cached walk, unless its client
+ * was already called in this entry (UNWIND_ALREADY_DONE): no request ever
+ * causes a second walk of the same entry, and no client is called twice.
+ *
+ * Once the task has left the work loop on its way to user space, no
+ * callback can run before the return: the entry is closed and requests are
+ * refused with -EAGAIN, so that callers fall back, rather than answered at
+ * a later entry with a stack that is not theirs. execve() and signal
+ * delivery change the user stack within one entry: pending requests are
+ * answered first, with the old stack, and the next request gets a new
+ * cookie.
+ */
+#include <linux/unwind_deferred.h>
+#include <linux/unwind_user.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/rculist.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task_stack.h>
+#include <linux/slab.h>
+#include <linux/srcu.h>
+#include <linux/task_work.h>
+#include <asm/local64.h>
+
+#define UNWIND_QUEUED_MASK	(BIT(UNWIND_MAX_CLIENTS) - 1)
+#define UNWIND_DONE_MASK	(UNWIND_QUEUED_MASK << UNWIND_DONE_SHIFT)
+#define UNWIND_ACTIVE		BIT(UNWIND_ACTIVE_BIT)
+#define UNWIND_PENDING		BIT(UNWIND_PENDING_BIT)
+#define UNWIND_CLOSED		BIT(UNWIND_CLOSED_BIT)
+
+/* Kernel entries that requested on each CPU, the low bits of each cookie. */
+static DEFINE_PER_CPU(local64_t, unwind_entry_seq);
+
+/*
+ * Registered clients. Writers hold unwind_clients_lock; requests read a
+ * client's bit under RCU (NMIs included) and passes walk the list under
+ * unwind_srcu, because callbacks sleep.
+ */
+static DEFINE_MUTEX(unwind_clients_lock);
+static LIST_HEAD(unwind_clients);
+static unsigned long unwind_bits_used;
+DEFINE_STATIC_SRCU(unwind_srcu);
+
+static bool unwind_refuses_task(struct task_struct *task)
+{
+	return task->flags & (PF_KTHREAD | PF_USER_WORKER) || !task->mm;
+}
+
+/* The cookie of this entry, assigned by its first request. */
+static u64 unwind_entry_cookie(struct unwind_task_info *info)
+{
+	u64 old = 0, cookie;
+
+	cookie = READ_ONCE(info->cookie);
+	if (cookie)
+		return cookie;
+
+	guard(preempt_notrace)();
+	cookie = unwind_cookie_make(smp_processor_id(),
+			local64_inc_return(this_cpu_ptr(&unwind_entry_seq)));
+	/* An interrupt or NMI on top of us may have assigned one first. */
+	if (!try_cmpxchg64(&info->cookie, &old, cookie))
+		return old;
+	return cookie;
+}
+
+/*
+ * The user stack of the current entry, walked at most once: the walk is
+ * kept in the task's cache under the entry's cookie.
+ */
+static void unwind_user_cached(struct unwind_task_info *info, u64 cookie,
+			       struct unwind_stacktrace *trace)
+{
+	struct unwind_user_state state;
+
+	if (!info->cache) {
+		info->cache = kcalloc(UNWIND_USER_MAX_DEPTH,
+				      sizeof(*info->cache), GFP_KERNEL);
+		if (!info->cache) {
+			/* Answered all the same, with an empty stack. */
+			trace->nr = 0;
+			trace->entries = NULL;
+			return;
+		}
+	}
+	trace->entries = info->cache;
+	if (!cookie || info->cache_cookie != cookie) {
+		unwind_user_start(&state, task_pt_regs(current));
+		unwind_user_walk(&state, trace, UNWIND_USER_MAX_DEPTH);
+		info->cache_nr = trace->nr;
+		info->cache_cookie = cookie;
+	}
+	trace->nr = info->cache_nr;
+}
+
+/*
+ * The pass: take every queued request, walk (or reuse the walk) and call
+ * each client taken. Runs in task context of the unwound task.
+ */
+static void unwind_deferred_run(struct unwind_task_info *info)
+{
+	struct unwind_stacktrace trace;
+	unsigned long old, new, take;
+	struct unwind_work *work;
+	u64 cookie;
+	int idx;
+
+	might_sleep();
+	/*
+	 * The SRCU section spans taking the bits and the callbacks, so that
+	 * unwind_deferred_cancel(), which clears a client's bits before it
+	 * waits for SRCU readers, never sees a pass that took a stale bit
+	 * still running when it hands the bit to a new client.
+	 */
+	idx = srcu_read_lock(&unwind_srcu);
+	old = atomic_long_read(&info->state);
+	do {
+		take = old & UNWIND_QUEUED_MASK;
+		new = (old & ~(UNWIND_QUEUED_MASK | UNWIND_PENDING)) |
+		      (take << UNWIND_DONE_SHIFT);
+	} while (!atomic_long_try_cmpxchg(&info->state, &old, new));
+
+	if (take) {
+		cookie = READ_ONCE(info->cookie);
+		unwind_user_cached(info, cookie, &trace);
+		list_for_each_entry_srcu(work, &unwind_clients, list,
+					 srcu_read_lock_held(&unwind_srcu)) {
+			if (take & BIT(work->bit))
+				work->func(work, &trace, cookie);
+		}
+	}
+	srcu_read_unlock(&unwind_srcu, idx);
+}
+
+static void unwind_deferred_task_work(struct callback_head *head)
+{
+	unwind_deferred_run(container_of(head, struct unwind_task_info, work));
+}
+
+/**
+ * unwind_deferred_request - ask for the user stack of the current task
+ * @work:	a client registered with unwind_deferred_init()
+ * @cookie:	where to store the cookie of this kernel entry
+ *
+ * The client's callback will run once, before the task returns to user
+ * space, with the user stack of this entry and the same cookie. Every
+ * request of one entry gets the same cookie, whatever the client.
+ *
+ * Context: Any, NMI included. Never sleeps and never touches user memory.
+ * Return: a non-negative &enum unwind_request_result with *@cookie set
+ * (%UNWIND_QUEUED: the callback will run; %UNWIND_ALREADY_QUEUED: an
+ * earlier request of this entry will be answered; %UNWIND_ALREADY_DONE: the
+ * callback for this cookie already ran), or a refusal with *@cookie zero,
+ * so that the caller can fall back: -EPERM for a task without a user stack
+ * (kernel thread, io worker), -ESRCH for an exiting task, -EINVAL for an
+ * unregistered or cancelled client, -EOPNOTSUPP in NMI on architectures
+ * without NMI-safe cmpxchg, -EAGAIN when this entry is too far on its way
+ * back to user space for a callback to run before it returns.
+ */
+int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
+{
+	struct unwind_task_info *info = &current->unwind_info;
+	unsigned long old, new, mask;
+	int bit, ret;
+
+	*cookie = 0;
+	if (unwind_refuses_task(current))
+		return -EPERM;
+	if (current->flags & PF_EXITING)
+		return -ESRCH;
+	if (in_nmi() && !IS_ENABLED(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG))
+		return -EOPNOTSUPP;
+
+	/* Pairs with synchronize_rcu() in unwind_deferred_cancel(). */
+	guard(rcu)();
+	bit = READ_ONCE(work->bit);
+	if (bit < 0)
+		return -EINVAL;
+	mask = BIT(bit);
+
+	old = atomic_long_read(&info->state);
+	if (old & UNWIND_CLOSED)
+		return -EAGAIN;
+	unwind_entry_cookie(info);
+	do {
+		if (old & UNWIND_CLOSED)
+			return -EAGAIN;
+		if (old & (mask | mask << UNWIND_DONE_SHIFT)) {
+			*cookie = READ_ONCE(info->cookie);
+			return (old & mask) ? UNWIND_ALREADY_QUEUED :
+					      UNWIND_ALREADY_DONE;
+		}
+		new = old | mask | UNWIND_ACTIVE | UNWIND_PENDING;
+	} while (!atomic_long_try_cmpxchg(&info->state, &old, new));
+
+	*cookie = READ_ONCE(info->cookie);
+	if (old & UNWIND_PENDING)
+		return UNWIND_QUEUED;
+
+	/*
+	 * From NMI, TWA_NMI_CURRENT sets TIF_NOTIFY_RESUME on this task in
+	 * the NMI itself and raises a self-interrupt in case the NMI came
+	 * from user mode; TWA_RESUME is not NMI-safe.
+	 */
+	ret = task_work_add(current, &info->work,
+			    in_nmi() ? TWA_NMI_CURRENT : TWA_RESUME);
+	/* Only a task past exit_task_work() fails, and PF_EXITING is set. */
+	if (WARN_ON_ONCE(ret)) {
+		atomic_long_andnot(mask | UNWIND_PENDING, &info->state);
+		*cookie = 0;
+		return -ESRCH;
+	}
+	return UNWIND_QUEUED;
+}
+EXPORT_SYMBOL_GPL(unwind_deferred_request);
+
+/**
+ * unwind_user_faultable - walk the current task's user stack now
+ * @trace:	receives the stack; its entries stay valid until the task
+ *		returns to user space
+ *
+ * Shares the walk with deferred requests of the same kernel entry: if the
+ * entry was already walked, the cached walk is returned, and requests that
+ * follow in this entry reuse this one.
+ *
+ * Context: Task context, page faults allowed.
+ * Return: 0, or -EPERM for a task without a user stack.
+ */
+int unwind_user_faultable(struct unwind_stacktrace *trace)
+{
+	struct unwind_task_info *info = &current->unwind_info;
+	unsigned long old;
+	u64 cookie = 0;
+
+	might_fault();
+	trace->nr = 0;
+	if (unwind_refuses_task(current))
+		return -EPERM;
+
+	old = atomic_long_read(&info->state);
+	if (!(old & UNWIND_CLOSED) && !(current->flags & PF_EXITING)) {
+		cookie = unwind_entry_cookie(info);
+		old = atomic_long_fetch_or(UNWIND_ACTIVE, &info->state);
+		/* Closed meanwhile (by an exec or signal flush): no sharing. */
+		if (old & UNWIND_CLOSED)
+			cookie = 0;
+	}
+	unwind_user_cached(info, cookie, trace);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(unwind_user_faultable);
+
+/**
+ * unwind_deferred_close - end the entry on the way to user space
+ * @info:	the current task's state
+ *
+ * Called through unwind_deferred_exit_to_user() with interrupts disabled.
+ *
+ * Return: true if a request is still pending, so the caller must run the
+ * exit work loop once more to answer it before returning.
+ */
+bool unwind_deferred_close(struct unwind_task_info *info)
+{
+	lockdep_assert_irqs_disabled();
+	return atomic_long_fetch_or(UNWIND_CLOSED, &info->state) &
+	       UNWIND_PENDING;
+}
+
+/**
+ * unwind_deferred_reopen - start a new entry for a task closed on exit
+ * @info:	the current task's state
+ *
+ * Called through unwind_deferred_enter_from_user() with interrupts
+ * disabled. The cookie is cleared before the state, so an NMI in between
+ * still sees a closed entry and refuses rather than using a stale cookie.
+ */
+void unwind_deferred_reopen(struct unwind_task_info *info)
+{
+	WRITE_ONCE(info->cookie, 0);
+	atomic_long_set(&info->state, 0);
+}
+
+/* Answer every accepted request of the current entry now, in task context. */
+static void unwind_deferred_close_and_run(struct unwind_task_info *info)
+{
+	unsigned long old;
+
+	old = atomic_long_fetch_or(UNWIND_CLOSED, &info->state);
+	if (old & UNWIND_PENDING)
+		task_work_cancel(current, &info->work);
+	if (old & UNWIND_QUEUED_MASK)
+		unwind_deferred_run(info);
+}
+
+/**
+ * unwind_deferred_flush - the user stack is about to change in this entry
+ *
+ * Called by execve() before the old memory map is dropped, and by signal
+ * delivery before the signal frame is set up: requests accepted so far are
+ * answered with the stack they were made for, and the next request gets a
+ * new cookie for the new stack.
+ *
+ * Context: Task context, page faults allowed.
+ */
+void unwind_deferred_flush(void)
+{
+	struct unwind_task_info *info = &current->unwind_info;
+
+	if (likely(!atomic_long_read(&info->state)))
+		return;
+	unwind_deferred_close_and_run(info);
+	WRITE_ONCE(info->cookie, 0);
+	atomic_long_set(&info->state, 0);
+}
+
+/**
+ * unwind_deferred_task_exit - the task is exiting
+ *
+ * Called by do_exit() before exit_mm(): pending requests are answered while
+ * the user stack can still be read. Later requests are refused (PF_EXITING
+ * is already set).
+ *
+ * Context: Task context, page faults allowed.
+ */
+void unwind_deferred_task_exit(void)
+{
+	struct unwind_task_info *info = &current->unwind_info;
+
+	if (atomic_long_read(&info->state))
+		unwind_deferred_close_and_run(info);
+}
+
+/**
+ * unwind_task_init - start a new task with nothing pending
+ * @task:	the new task, a copy of its parent
+ */
+void unwind_task_init(struct task_struct *task)
+{
+	struct unwind_task_info *info = &task->unwind_info;
+
+	atomic_long_set(&info->state, 0);
+	info->cookie = 0;
+	info->cache = NULL;
+	info->cache_nr = 0;
+	info->cache_cookie = 0;
+	init_task_work(&info->work, unwind_deferred_task_work);
+}
+
+/**
+ * unwind_task_free - release a task's unwinding cache
+ * @task:	the task being freed
+ */
+void unwind_task_free(struct task_struct *task)
+{
+	kfree(task->unwind_info.cache);
+}
+
+/**
+ * unwind_deferred_init - register a client of deferred unwinding
+ * @work:	the client, to be passed to unwind_deferred_request()
+ * @func:	its callback
+ *
+ * Each client owns one bit of every task's request mask: at most
+ * %UNWIND_MAX_CLIENTS clients (30 on 64-bit kernels) are registered at once.
+ *
+ * Context: Process context, may sleep.
+ * Return: 0, or -EBUSY when every bit is taken.
+ */
+int unwind_deferred_init(struct unwind_work *work, unwind_callback_t func)
+{
+	int bit;
+
+	guard(mutex)(&unwind_clients_lock);
+	bit = find_first_zero_bit(&unwind_bits_used, UNWIND_MAX_CLIENTS);
+	if (bit >= UNWIND_MAX_CLIENTS) {
+		WRITE_ONCE(work->bit, -1);
+		return -EBUSY;
+	}
+	__set_bit(bit, &unwind_bits_used);
+	work->func = func;
+	WRITE_ONCE(work->bit, bit);
+	list_add_rcu(&work->list, &unwind_clients);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(unwind_deferred_init);
+
+/**
+ * unwind_deferred_cancel - unregister a client
+ * @work:	the client
+ *
+ * When this returns, the client's callback is not running and will not run
+ * again, on any task; its requests still pending are dropped. The client
+ * may then be freed, or its module unloaded.
+ *
+ * Context: Process context, may sleep (waits for RCU and SRCU readers).
+ */
+void unwind_deferred_cancel(struct unwind_work *work)
+{
+	struct task_struct *g, *t;
+	unsigned long bits;
+	int bit;
+
+	guard(mutex)(&unwind_clients_lock);
+	bit = work->bit;
+	if (bit < 0)
+		return;
+	list_del_rcu(&work->list);
+	WRITE_ONCE(work->bit, -1);
+	/* No request still sets the bit after this... */
+	synchronize_rcu();
+
+	/* ...so stale bits can be cleared for good... */
+	bits = BIT(bit) | BIT(bit) << UNWIND_DONE_SHIFT;
+	scoped_guard(rcu) {
+		for_each_process_thread(g, t)
+			atomic_long_andnot(bits, &t->unwind_info.state);
+	}
+
+	/* ...and once passes that took it are done, the bit is free. */
+	synchronize_srcu(&unwind_srcu);
+	__clear_bit(bit, &unwind_bits_used);
+}
+EXPORT_SYMBOL_GPL(unwind_deferred_cancel);

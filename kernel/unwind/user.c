@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Frame-pointer walk of a user space stack.
+ *
+ * Each frame is { saved frame pointer, return address } at the frame
+ * pointer, in the task's word size. The walk reads user memory and may
+ * fault: task context only, page faults allowed. It ends cleanly, keeping
+ * the frames found, when a frame pointer does not move up the stack, is
+ * misaligned, leaves user space or cannot be read, when a return address is
+ * zero or outside an executable mapping, or at the depth limit.
+ *
+ * The first frame needs care: an IP sampled at the first instructions of a
+ * function, before it pushed the frame pointer, or at its return, after it
+ * popped it, belongs to a function whose frame is not (or no longer) set
+ * up. The architecture reads the instruction bytes to find the return
+ * address on the stack instead (arch_unwind_user_first_frame()).
+ */
+#include <linux/unwind_user.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/sched/mm.h>
+#include <linux/uaccess.h>
+#include <asm/unwind_user.h>
+
+/* Read one word of the task's size at a user address. */
+static int unwind_user_read_word(struct unwind_user_state *state,
+				 unsigned long addr, unsigned long *val)
+{
+	if (state->ws == 8) {
+		u64 v;
+
+		if (copy_from_user(&v, (void __user *)addr, sizeof(v)))
+			return -EFAULT;
+		*val = v;
+	} else {
+		u32 v;
+
+		if (copy_from_user(&v, (void __user *)addr, sizeof(v)))
+			return -EFAULT;
+		*val = v;
+	}
+	return 0;
+}
+
+/*
+ * Read a frame record { next frame pointer, return address } with one user
+ * copy rather than one checked access per word.
+ */
+static int unwind_user_read_frame(struct unwind_user_state *state,
+				  unsigned long addr, unsigned long *next,
+				  unsigned long *ra)
+{
+	if (state->ws == 8) {
+		u64 rec[2];
+
+		if (copy_from_user(rec, (void __user *)addr, sizeof(rec)))
+			return -EFAULT;
+		*next = rec[0];
+		*ra = rec[1];
+	} else {
+		u32 rec[2];
+
+		if (copy_from_user(rec, (void __user *)addr, sizeof(rec)))
+			return -EFAULT;
+		*next = rec[0];
+		*ra = rec[1];
+	}
+	return 0;
+}
+
+/* Cut the trace at the first return address outside executable memory. */
+static void unwind_user_check_text(struct unwind_stacktrace *trace)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma = NULL;
+	unsigned int i;
+
+	if (!mm || trace->nr < 2 || mmap_read_lock_killable(mm)) {
+		return;
+	}
+	/* Entry 0 is the interrupted IP; the others are return addresses. */
+	for (i = 1; i < trace->nr; i++) {
+		unsigned long addr = trace->entries[i] - 1;
+
+		if (!vma || addr < vma->vm_start || addr >= vma->vm_end)
+			vma = vma_lookup(mm, addr);
+		if (!vma || !(vma->vm_flags & VM_EXEC)) {
+			trace->nr = i;
+			break;
+		}
+	}
+	mmap_read_unlock(mm);
+}
+
+/**
+ * unwind_user_start - set up a walk from a task's user registers
+ * @state:	the walk to set up
+ * @regs:	user registers of the current task
+ */
+void unwind_user_start(struct unwind_user_state *state, struct pt_regs *regs)
+{
+	arch_unwind_user_init(state, regs);
+}
+
+/**
+ * unwind_user_walk - walk the current task's user stack by frame pointers
+ * @state:	where the walk starts (unwind_user_start(), or crafted)
+ * @trace:	receives the stack; @trace->entries holds @max entries
+ * @max:	most entries to store
+ *
+ * Context: Task context, page faults allowed.
+ * Return: the number of entries stored (also in @trace->nr).
+ */
+int unwind_user_walk(struct unwind_user_state *state,
+		     struct unwind_stacktrace *trace, unsigned int max)
+{
+	unsigned long fp, next, ra, sp_off;
+
+	might_fault();
+	trace->nr = 0;
+	if (!max || !state->ip)
+		return 0;
+	trace->entries[trace->nr++] = state->ip + state->ip_base;
+
+	fp = state->fp;
+	/* A frame not set up yet (or torn down): the return address is at sp. */
+	if (arch_unwind_user_first_frame(state, &sp_off)) {
+		if (unwind_user_read_word(state, state->sp_base + state->sp +
+					  sp_off, &ra) || !ra)
+			goto out;
+		if (trace->nr < max)
+			trace->entries[trace->nr++] = ra + state->ip_base;
+	}
+
+	while (trace->nr < max) {
+		unsigned long addr = state->sp_base + fp;
+
+		if (!fp || fp & (state->ws - 1))
+			break;
+		if (!access_ok((void __user *)addr, 2 * state->ws))
+			break;
+		if (unwind_user_read_frame(state, addr, &next, &ra))
+			break;
+		if (!ra)
+			break;
+		trace->entries[trace->nr++] = ra + state->ip_base;
+		/* The caller's frame lies above ours: this also ends loops. */
+		if (next <= fp)
+			break;
+		fp = next;
+	}
+out:
+	unwind_user_check_text(trace);
+	return trace->nr;
+}
