@@ -47,7 +47,7 @@ $(KOBJ)/.fragments.stamp: $(FRAGMENTS) harness/kconfig | tree
 	@touch $@
 
 kernel: tree $(KOBJ)/.fragments.stamp
-	@+$(KMAKE) bzImage
+	@+$(KMAKE) bzImage modules
 	@echo "kernel: $(BZIMAGE)"
 
 clean:

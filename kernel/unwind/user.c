@@ -16,6 +16,7 @@
  * address on the stack instead (arch_unwind_user_first_frame()).
  */
 #include <linux/unwind_user.h>
+#include <kunit/visibility.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
@@ -153,3 +154,4 @@ out:
 	unwind_user_check_text(trace);
 	return trace->nr;
 }
+EXPORT_SYMBOL_IF_KUNIT(unwind_user_walk);

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of deferred user stack unwinding: the cookie encoding, and
+ * the frame-pointer walker stepping over user memory crafted by the test
+ * (kunit_vm_mmap() gives the test thread a user address space).
+ */
+#include <kunit/test.h>
+#include <kunit/visibility.h>
+#include <linux/mman.h>
+#include <linux/uaccess.h>
+#include <linux/unwind_deferred.h>
+#include <linux/unwind_user.h>
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+static void cookie_encoding(struct kunit *test)
+{
+	u64 c = unwind_cookie_make(0, 1);
+
+	KUNIT_EXPECT_EQ(test, c, (1ULL << 48) | 1);
+	KUNIT_EXPECT_EQ(test, unwind_cookie_cpu(c), 0);
+	/* Never zero, even for CPU 0 and a zero count. */
+	KUNIT_EXPECT_NE(test, unwind_cookie_make(0, 0), 0);
+
+	c = unwind_cookie_make(4095, UNWIND_COOKIE_SEQ_MASK);
+	KUNIT_EXPECT_EQ(test, unwind_cookie_cpu(c), 4095);
+	KUNIT_EXPECT_EQ(test, c & UNWIND_COOKIE_SEQ_MASK, UNWIND_COOKIE_SEQ_MASK);
+
+	/* A count past 48 bits wraps within them, never into the CPU. */
+	c = unwind_cookie_make(3, UNWIND_COOKIE_SEQ_MASK + 2);
+	KUNIT_EXPECT_EQ(test, unwind_cookie_cpu(c), 3);
+	KUNIT_EXPECT_EQ(test, c & UNWIND_COOKIE_SEQ_MASK, 1);
+
+	/* Two CPUs never give the same cookie for the same count. */
+	KUNIT_EXPECT_NE(test, unwind_cookie_make(1, 7), unwind_cookie_make(2, 7));
+}
+
+static void state_layout(struct kunit *test)
+{
+	/* Queued and done halves and the three flags fit without overlap. */
+	KUNIT_EXPECT_LE(test, 2 * UNWIND_MAX_CLIENTS, UNWIND_ACTIVE_BIT);
+	KUNIT_EXPECT_LT(test, UNWIND_ACTIVE_BIT, UNWIND_PENDING_BIT);
+	KUNIT_EXPECT_LT(test, UNWIND_PENDING_BIT, UNWIND_CLOSED_BIT);
+	KUNIT_EXPECT_LT(test, UNWIND_CLOSED_BIT, BITS_PER_LONG);
+	KUNIT_EXPECT_GE(test, UNWIND_MAX_CLIENTS, 8);
+}
+
+/* A crafted user address space: code at text, frames on stack. */
+struct walk_env {
+	unsigned long	text;
+	unsigned long	stack;
+	unsigned int	ws;
+	unsigned long	entries[UNWIND_USER_MAX_DEPTH];
+	struct unwind_stacktrace trace;
+};
+
+#define FRAME(env, n)	((env)->stack + 0x100 + (n) * 0x40)
+#define RA(env, n)	((env)->text + 0x10 * ((n) + 1))
+#define NOP_IP(env)	((env)->text + 0x800)
+
+static void put_word(struct kunit *test, struct walk_env *env,
+		     unsigned long addr, unsigned long val)
+{
+	u32 v32 = val;
+
+	if (env->ws == 8)
+		KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)addr, &val, 8), 0);
+	else
+		KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)addr, &v32, 4), 0);
+}
+
+static void put_frame(struct kunit *test, struct walk_env *env, int n,
+		      unsigned long next, unsigned long ra)
+{
+	put_word(test, env, FRAME(env, n), next);
+	put_word(test, env, FRAME(env, n) + env->ws, ra);
+}
+
+/* A chain of n frames, each returning to RA(i), the last one ending it. */
+static void put_chain(struct kunit *test, struct walk_env *env, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		put_frame(test, env, i, i + 1 < n ? FRAME(env, i + 1) : 0,
+			  RA(env, i));
+}
+
+static void put_code(struct kunit *test, unsigned long addr, const u8 *code,
+		     size_t len)
+{
+	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)addr, code, len), 0);
+}
+
+static struct walk_env *walk_env(struct kunit *test, unsigned int ws)
+{
+	/* Compat frames hold 32-bit pointers: map below 4 GiB, fresh each time. */
+	static unsigned long compat_slot;
+	unsigned long low = ws == 4 ? 0x70000000UL + 0x100000 * compat_slot++ : 0;
+	unsigned long flags = MAP_ANONYMOUS | MAP_PRIVATE;
+	static const u8 nop = 0x90;
+	struct walk_env *env;
+
+	env = kunit_kzalloc(test, sizeof(*env), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, env);
+	env->ws = ws;
+	env->trace.entries = env->entries;
+	if (low)
+		flags |= MAP_FIXED_NOREPLACE;
+	env->text = kunit_vm_mmap(test, NULL, low, PAGE_SIZE,
+				  PROT_READ | PROT_WRITE | PROT_EXEC, flags, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(env->text));
+	env->stack = kunit_vm_mmap(test, NULL, low ? low + 0x10000 : 0,
+				   2 * PAGE_SIZE, PROT_READ | PROT_WRITE, flags, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(env->stack));
+	put_code(test, NOP_IP(env), &nop, 1);
+	return env;
+}
+
+static unsigned int walk(struct walk_env *env, unsigned long ip,
+			 unsigned long sp, unsigned long fp, unsigned int max)
+{
+	struct unwind_user_state state = {
+		.ip = ip, .sp = sp, .fp = fp, .ws = env->ws,
+	};
+
+	return unwind_user_walk(&state, &env->trace, max);
+}
+
+static void expect_chain(struct kunit *test, struct walk_env *env,
+			 unsigned long first, int ras)
+{
+	int i;
+
+	KUNIT_ASSERT_EQ(test, env->trace.nr, ras + 1);
+	KUNIT_EXPECT_EQ(test, env->entries[0], first);
+	for (i = 0; i < ras; i++)
+		KUNIT_EXPECT_EQ(test, env->entries[i + 1], RA(env, i));
+}
+
+static void walk_good_chain(struct kunit *test)
+{
+	struct walk_env *env = walk_env(test, 8);
+
+	put_chain(test, env, 5);
+	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
+	     UNWIND_USER_MAX_DEPTH);
+	expect_chain(test, env, NOP_IP(env), 5);
+}
+
+static void walk_loop(struct kunit *test)
+{
+	struct walk_env *env = walk_env(test, 8);
+
+	put_chain(test, env, 5);
+	/* Frame 2 points back at frame 1: the walk stops after frame 2. */
+	put_frame(test, env, 2, FRAME(env, 1), RA(env, 2));
+	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
+	     UNWIND_USER_MAX_DEPTH);
+	expect_chain(test, env, NOP_IP(env), 3);
+
+	/* A frame pointing at itself. */
+	put_frame(test, env, 1, FRAME(env, 1), RA(env, 1));
+	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
+	     UNWIND_USER_MAX_DEPTH);
+	expect_chain(test, env, NOP_IP(env), 2);
+}
+
+static void walk_misaligned(struct kunit *test)
+{
+	struct walk_env *env = walk_env(test, 8);
+
+	put_chain(test, env, 5);
+	put_frame(test, env, 1, FRAME(env, 2) + 3, RA(env, 1));
+	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
+	     UNWIND_USER_MAX_DEPTH);
+	expect_chain(test, env, NOP_IP(env), 2);
+}
+
+static void walk_kernel_address(struct kunit *test)
+{
+	struct walk_env *env = walk_env(test, 8);
+
+	put_chain(test, env, 5);
+	put_frame(test, env, 1, (unsigned long)env, RA(env, 1));
+	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
+	     UNWIND_USER_MAX_DEPTH);
+	expect_chain(test, env, NOP_IP(env), 2);
+}
+
+static void walk_unmapped(struct kunit *test)
+{
+	struct walk_env *env = walk_env(test, 8);
+
+	put_chain(test, env, 5);
+	/* The stack's second page goes away: frames there cannot be read. */
+	KUNIT_ASSERT_EQ(test, vm_munmap(env->stack + PAGE_SIZE, PAGE_SIZE), 0);
+	put_frame(test, env, 1, env->stack + PAGE_SIZE + 0x40, RA(env, 1));
+	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
+	     UNWIND_USER_MAX_DEPTH);
+	expect_chain(test, env, NOP_IP(env), 2);
+}
+
+static void walk_bad_return_address(struct kunit *test)
+{
+	struct walk_env *env = walk_env(test, 8);
+
+	put_chain(test, env, 5);
+	/* A zero return address ends the stack. */
+	put_frame(test, env, 2, FRAME(env, 3), 0);
+	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
+	     UNWIND_USER_MAX_DEPTH);
+	expect_chain(test, env, NOP_IP(env), 2);
+
+	/* So does one outside executable memory (here: the stack). */
+	put_frame(test, env, 2, FRAME(env, 3), env->stack + 8);
+	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
+	     UNWIND_USER_MAX_DEPTH);
+	expect_chain(test, env, NOP_IP(env), 2);
+}
+
+static void walk_depth_limit(struct kunit *test)
+{
+	struct walk_env *env = walk_env(test, 8);
+
+	put_chain(test, env, 20);
+	KUNIT_EXPECT_EQ(test, walk(env, NOP_IP(env), FRAME(env, 0) - 0x20,
+				   FRAME(env, 0), 8), 8);
+	KUNIT_EXPECT_EQ(test, env->entries[7], RA(env, 6));
+	KUNIT_EXPECT_EQ(test, walk(env, NOP_IP(env), FRAME(env, 0) - 0x20,
+				   FRAME(env, 0), UNWIND_USER_MAX_DEPTH), 21);
+}
+
+/*
+ * Sampled on the first instruction(s) of a function or on its return: the
+ * return address is on the stack (at sp, or one word above after the push),
+ * and the frame pointer still holds the caller's frame.
+ */
+static void walk_first_frame(struct kunit *test, unsigned int ws,
+			     const u8 *code, size_t len, unsigned int sp_words)
+{
+	struct walk_env *env = walk_env(test, ws);
+	unsigned long ip = env->text + 0x400, sp = FRAME(env, 0) - 0x40;
+	unsigned long callee_ra = env->text + 0x300;
+	int i;
+
+	put_code(test, ip, code, len);
+	put_chain(test, env, 3);
+	for (i = 0; i < sp_words; i++)
+		put_word(test, env, sp + i * ws, 0x1234);
+	put_word(test, env, sp + sp_words * ws, callee_ra);
+	walk(env, ip, sp, FRAME(env, 0), UNWIND_USER_MAX_DEPTH);
+	KUNIT_ASSERT_EQ(test, env->trace.nr, 5);
+	KUNIT_EXPECT_EQ(test, env->entries[0], ip);
+	KUNIT_EXPECT_EQ(test, env->entries[1], callee_ra);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, env->entries[i + 2], RA(env, i));
+}
+
+static void walk_prologue_push(struct kunit *test)
+{
+	static const u8 push[] = { 0x55, 0x48, 0x89, 0xe5 };
+
+	walk_first_frame(test, 8, push, sizeof(push), 0);
+}
+
+static void walk_prologue_endbr(struct kunit *test)
+{
+	static const u8 endbr_push[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x55 };
+
+	walk_first_frame(test, 8, endbr_push, sizeof(endbr_push), 0);
+}
+
+static void walk_prologue_mov(struct kunit *test)
+{
+	static const u8 mov[] = { 0x48, 0x89, 0xe5, 0x90 };
+
+	walk_first_frame(test, 8, mov, sizeof(mov), 1);
+}
+
+static void walk_epilogue_ret(struct kunit *test)
+{
+	static const u8 ret[] = { 0xc3 };
+
+	walk_first_frame(test, 8, ret, sizeof(ret), 0);
+}
+
+static void walk_compat_chain(struct kunit *test)
+{
+	struct walk_env *env = walk_env(test, 4);
+
+	put_chain(test, env, 5);
+	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
+	     UNWIND_USER_MAX_DEPTH);
+	expect_chain(test, env, NOP_IP(env), 5);
+
+	/* 4-byte alignment is enough for compat frames, 2 is not. */
+	put_frame(test, env, 1, FRAME(env, 2) + 2, RA(env, 1));
+	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
+	     UNWIND_USER_MAX_DEPTH);
+	expect_chain(test, env, NOP_IP(env), 2);
+}
+
+static void walk_compat_prologue(struct kunit *test)
+{
+	static const u8 push[] = { 0x55, 0x89, 0xe5 };
+	static const u8 mov[] = { 0x89, 0xe5, 0x90 };
+
+	walk_first_frame(test, 4, push, sizeof(push), 0);
+	walk_first_frame(test, 4, mov, sizeof(mov), 1);
+}
+
+static struct kunit_case unwind_cookie_cases[] = {
+	KUNIT_CASE(cookie_encoding),
+	KUNIT_CASE(state_layout),
+	{}
+};
+
+static struct kunit_suite unwind_cookie_suite = {
+	.name = "unwind_deferred",
+	.test_cases = unwind_cookie_cases,
+};
+
+static struct kunit_case unwind_walker_cases[] = {
+	KUNIT_CASE(walk_good_chain),
+	KUNIT_CASE(walk_loop),
+	KUNIT_CASE(walk_misaligned),
+	KUNIT_CASE(walk_kernel_address),
+	KUNIT_CASE(walk_unmapped),
+	KUNIT_CASE(walk_bad_return_address),
+	KUNIT_CASE(walk_depth_limit),
+	KUNIT_CASE(walk_prologue_push),
+	KUNIT_CASE(walk_prologue_endbr),
+	KUNIT_CASE(walk_prologue_mov),
+	KUNIT_CASE(walk_epilogue_ret),
+	KUNIT_CASE(walk_compat_chain),
+	KUNIT_CASE(walk_compat_prologue),
+	{}
+};
+
+static struct kunit_suite unwind_walker_suite = {
+	.name = "unwind_user_walker",
+	.test_cases = unwind_walker_cases,
+};
+
+kunit_test_suites(&unwind_cookie_suite, &unwind_walker_suite);
+
+MODULE_DESCRIPTION("KUnit tests of deferred user stack unwinding");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A test client of deferred user stack unwinding, driven from user space
+ * through debugfs (/sys/kernel/debug/unwind_test/), for the kselftests in
+ * tools/testing/selftests/unwind/.
+ *
+ * Two clients, A and B, are registered at load. Writing to "request" makes
+ * requests for the writing task:
+ *
+ *   task|irq|nmi COUNT MASK [late]
+ *
+ * COUNT requests per client in MASK (1: A, 2: B), made in the write()
+ * itself, from an hrtimer interrupt or from a self-NMI taken while the
+ * writer spins in the kernel. With "late", client A's callback requests
+ * again for A and B, as a tracer whose events fire on the way out would.
+ *
+ * Writing "SYMBOL MASK" to "arm" makes one request per client in MASK
+ * from a kprobe on SYMBOL (kernel_clone, begin_new_exec or do_group_exit)
+ * the next time the writing task gets there: requests made in fork, exec
+ * and exit.
+ *
+ * Reading "events" returns, and forgets, every request and callback since
+ * the last read, one line each:
+ *
+ *   req pid=P client=A ctx=nmi ret=0 cookie=0x...
+ *   cb pid=P client=A cookie=0x... nr=N ips=0x...,0x...
+ */
+#include <linux/debugfs.h>
+#include <linux/hrtimer.h>
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/unwind_deferred.h>
+#include <linux/unwind_user.h>
+#include <linux/vmalloc.h>
+#ifdef CONFIG_X86_LOCAL_APIC
+#include <asm/apic.h>
+#include <asm/nmi.h>
+#endif
+
+#define UT_EVENTS	256
+#define UT_CLIENTS	2
+
+enum ut_ctx { UT_TASK, UT_IRQ, UT_NMI, UT_KPROBE, UT_CALLBACK };
+static const char * const ut_ctx_name[] = {
+	"task", "irq", "nmi", "kprobe", "callback",
+};
+
+/*
+ * Logged requests and callbacks. Slots are claimed with an atomic counter
+ * so that NMIs can log; a slot is published with ready = 1. The reader
+ * holds ut_read_lock and resets the log after reading it.
+ */
+struct ut_event {
+	int		ready;
+	bool		is_cb;
+	pid_t		pid;
+	int		client;
+	enum ut_ctx	ctx;
+	int		ret;
+	u64		cookie;
+	unsigned int	nr;
+	unsigned long	ips[UNWIND_USER_MAX_DEPTH];
+};
+
+static struct ut_event *ut_log;
+static atomic_t ut_log_next;
+static DEFINE_MUTEX(ut_read_lock);
+
+static struct unwind_work ut_clients[UT_CLIENTS];
+static bool ut_late;
+
+static struct ut_event *ut_claim(void)
+{
+	int i = atomic_inc_return(&ut_log_next) - 1;
+
+	return i < UT_EVENTS ? &ut_log[i] : NULL;
+}
+
+static void ut_log_request(int client, enum ut_ctx ctx, int ret, u64 cookie)
+{
+	struct ut_event *ev = ut_claim();
+
+	if (!ev)
+		return;
+	ev->is_cb = false;
+	ev->pid = current->pid;
+	ev->client = client;
+	ev->ctx = ctx;
+	ev->ret = ret;
+	ev->cookie = cookie;
+	smp_store_release(&ev->ready, 1);
+}
+
+static void ut_request(unsigned int mask, unsigned int count, enum ut_ctx ctx)
+{
+	unsigned int i, c;
+	u64 cookie;
+	int ret;
+
+	for (i = 0; i < count; i++) {
+		for (c = 0; c < UT_CLIENTS; c++) {
+			if (!(mask & BIT(c)))
+				continue;
+			ret = unwind_deferred_request(&ut_clients[c], &cookie);
+			ut_log_request(c, ctx, ret, cookie);
+		}
+	}
+}
+
+static void ut_callback(struct unwind_work *work,
+			struct unwind_stacktrace *trace, u64 cookie)
+{
+	int client = work - ut_clients;
+	struct ut_event *ev = ut_claim();
+
+	if (ev) {
+		ev->is_cb = true;
+		ev->pid = current->pid;
+		ev->client = client;
+		ev->cookie = cookie;
+		ev->nr = min(trace->nr, UNWIND_USER_MAX_DEPTH);
+		memcpy(ev->ips, trace->entries, ev->nr * sizeof(ev->ips[0]));
+		smp_store_release(&ev->ready, 1);
+	}
+	if (client == 0 && READ_ONCE(ut_late))
+		ut_request(BIT(0) | BIT(1), 1, UT_CALLBACK);
+}
+
+/* Requests from interrupt and NMI context, on top of the writing task. */
+static struct {
+	struct task_struct	*task;
+	unsigned int		mask;
+	unsigned int		count;
+	int			done;
+} ut_remote;
+
+static void ut_remote_request(enum ut_ctx ctx)
+{
+	if (current != READ_ONCE(ut_remote.task) || READ_ONCE(ut_remote.done))
+		return;
+	ut_request(ut_remote.mask, ut_remote.count, ctx);
+	smp_store_release(&ut_remote.done, 1);
+}
+
+static enum hrtimer_restart ut_hrtimer_fn(struct hrtimer *t)
+{
+	ut_remote_request(UT_IRQ);
+	return HRTIMER_NORESTART;
+}
+
+#ifdef CONFIG_X86_LOCAL_APIC
+static int ut_nmi_handler(unsigned int type, struct pt_regs *regs)
+{
+	if (current != READ_ONCE(ut_remote.task) || READ_ONCE(ut_remote.done))
+		return NMI_DONE;
+	ut_remote_request(UT_NMI);
+	return NMI_HANDLED;
+}
+#endif
+
+/* Spin in the kernel, on this CPU, until the interrupt or NMI came. */
+static int ut_wait_remote(void)
+{
+	u64 end = ktime_get_ns() + NSEC_PER_SEC;
+
+	while (!smp_load_acquire(&ut_remote.done)) {
+		if (ktime_get_ns() > end)
+			return -ETIMEDOUT;
+		cpu_relax();
+	}
+	return 0;
+}
+
+static int ut_request_from(enum ut_ctx ctx, unsigned int mask,
+			   unsigned int count)
+{
+	struct hrtimer timer;
+	int ret = 0;
+
+	ut_remote.task = current;
+	ut_remote.mask = mask;
+	ut_remote.count = count;
+	ut_remote.done = 0;
+
+	preempt_disable();
+	if (ctx == UT_IRQ) {
+		hrtimer_init_on_stack(&timer, CLOCK_MONOTONIC,
+				      HRTIMER_MODE_REL_PINNED_HARD);
+		timer.function = ut_hrtimer_fn;
+		hrtimer_start(&timer, ns_to_ktime(1000),
+			      HRTIMER_MODE_REL_PINNED_HARD);
+		ret = ut_wait_remote();
+		hrtimer_cancel(&timer);
+		destroy_hrtimer_on_stack(&timer);
+	} else {
+#ifdef CONFIG_X86_LOCAL_APIC
+		apic->send_IPI_self(NMI_VECTOR);
+		ret = ut_wait_remote();
+#else
+		ret = -EOPNOTSUPP;
+#endif
+	}
+	WRITE_ONCE(ut_remote.task, NULL);
+	preempt_enable();
+	return ret;
+}
+
+static ssize_t ut_request_write(struct file *file, const char __user *ubuf,
+				size_t len, loff_t *ppos)
+{
+	unsigned int count, mask;
+	char buf[64], ctx[8], late[8] = "";
+	int n, ret = 0;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	n = sscanf(buf, "%7s %u %u %7s", ctx, &count, &mask, late);
+	if (n < 3 || !count || count > 1000 || !mask || mask >= BIT(UT_CLIENTS))
+		return -EINVAL;
+	WRITE_ONCE(ut_late, n == 4 && !strcmp(late, "late"));
+
+	if (!strcmp(ctx, "task"))
+		ut_request(mask, count, UT_TASK);
+	else if (!strcmp(ctx, "irq"))
+		ret = ut_request_from(UT_IRQ, mask, count);
+	else if (!strcmp(ctx, "nmi"))
+		ret = ut_request_from(UT_NMI, mask, count);
+	else
+		return -EINVAL;
+	return ret ? ret : len;
+}
+
+/* Requests from kprobes in fork, exec and exit, for one armed task each. */
+static const char * const ut_probe_syms[] = {
+	"kernel_clone", "begin_new_exec", "do_group_exit",
+};
+static struct kprobe ut_probes[ARRAY_SIZE(ut_probe_syms)];
+static struct {
+	pid_t		pid;
+	unsigned int	mask;
+} ut_armed[ARRAY_SIZE(ut_probe_syms)];
+
+static int ut_probe_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	int i = p - ut_probes;
+	unsigned int mask;
+
+	if (READ_ONCE(ut_armed[i].pid) != current->pid)
+		return 0;
+	mask = ut_armed[i].mask;
+	WRITE_ONCE(ut_armed[i].pid, 0);
+	ut_request(mask, 1, UT_KPROBE);
+	return 0;
+}
+
+static ssize_t ut_arm_write(struct file *file, const char __user *ubuf,
+			    size_t len, loff_t *ppos)
+{
+	char buf[64], sym[32];
+	unsigned int mask, i;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (sscanf(buf, "%31s %u", sym, &mask) != 2 || !mask ||
+	    mask >= BIT(UT_CLIENTS))
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(ut_probe_syms); i++) {
+		if (strcmp(sym, ut_probe_syms[i]))
+			continue;
+		if (!ut_probes[i].addr)
+			return -ENODEV;
+		ut_armed[i].mask = mask;
+		WRITE_ONCE(ut_armed[i].pid, current->pid);
+		return len;
+	}
+	return -EINVAL;
+}
+
+/* What one open of "events" reads: the log as text, taken at open. */
+struct ut_text {
+	size_t	len;
+	char	buf[];
+};
+
+static size_t ut_format(struct ut_event *ev, char *buf, size_t cap)
+{
+	size_t len;
+	int j;
+
+	if (!ev->is_cb)
+		return scnprintf(buf, cap,
+				 "req pid=%d client=%c ctx=%s ret=%d cookie=%#llx\n",
+				 ev->pid, 'A' + ev->client, ut_ctx_name[ev->ctx],
+				 ev->ret, ev->cookie);
+	len = scnprintf(buf, cap, "cb pid=%d client=%c cookie=%#llx nr=%u ips=",
+			ev->pid, 'A' + ev->client, ev->cookie, ev->nr);
+	for (j = 0; j < ev->nr; j++)
+		len += scnprintf(buf + len, cap - len, "%s%#lx", j ? "," : "",
+				 ev->ips[j]);
+	return len + scnprintf(buf + len, cap - len, "\n");
+}
+
+static int ut_events_open(struct inode *inode, struct file *file)
+{
+	struct ut_text *text;
+	size_t cap;
+	int i, n;
+
+	guard(mutex)(&ut_read_lock);
+	n = min(atomic_read(&ut_log_next), UT_EVENTS);
+	cap = 64 + (size_t)n * (128 + UNWIND_USER_MAX_DEPTH * 19);
+	text = kvmalloc(struct_size(text, buf, cap), GFP_KERNEL);
+	if (!text)
+		return -ENOMEM;
+	text->len = 0;
+	for (i = 0; i < n; i++) {
+		if (smp_load_acquire(&ut_log[i].ready))
+			text->len += ut_format(&ut_log[i], text->buf + text->len,
+					       cap - text->len);
+		ut_log[i].ready = 0;
+	}
+	if (atomic_read(&ut_log_next) > UT_EVENTS)
+		text->len += scnprintf(text->buf + text->len, cap - text->len,
+				       "overflow\n");
+	atomic_set(&ut_log_next, 0);
+	file->private_data = text;
+	return 0;
+}
+
+static ssize_t ut_events_read(struct file *file, char __user *ubuf,
+			      size_t len, loff_t *ppos)
+{
+	struct ut_text *text = file->private_data;
+
+	return simple_read_from_buffer(ubuf, len, ppos, text->buf, text->len);
+}
+
+static int ut_events_release(struct inode *inode, struct file *file)
+{
+	kvfree(file->private_data);
+	return 0;
+}
+
+static const struct file_operations ut_request_fops = {
+	.write = ut_request_write,
+};
+
+static const struct file_operations ut_arm_fops = {
+	.write = ut_arm_write,
+};
+
+static const struct file_operations ut_events_fops = {
+	.open = ut_events_open,
+	.read = ut_events_read,
+	.release = ut_events_release,
+};
+
+static struct dentry *ut_dir;
+
+static void ut_cleanup(void)
+{
+	int i;
+
+	debugfs_remove_recursive(ut_dir);
+	for (i = 0; i < ARRAY_SIZE(ut_probes); i++) {
+		if (ut_probes[i].addr)
+			unregister_kprobe(&ut_probes[i]);
+	}
+#ifdef CONFIG_X86_LOCAL_APIC
+	unregister_nmi_handler(NMI_LOCAL, "unwind_test");
+#endif
+	for (i = 0; i < UT_CLIENTS; i++)
+		unwind_deferred_cancel(&ut_clients[i]);
+	vfree(ut_log);
+}
+
+static int __init ut_init(void)
+{
+	int i, ret;
+
+	ut_log = vzalloc(array_size(UT_EVENTS, sizeof(*ut_log)));
+	if (!ut_log)
+		return -ENOMEM;
+	for (i = 0; i < UT_CLIENTS; i++) {
+		ret = unwind_deferred_init(&ut_clients[i], ut_callback);
+		if (ret) {
+			while (i--)
+				unwind_deferred_cancel(&ut_clients[i]);
+			vfree(ut_log);
+			return ret;
+		}
+	}
+#ifdef CONFIG_X86_LOCAL_APIC
+	ret = register_nmi_handler(NMI_LOCAL, ut_nmi_handler, 0, "unwind_test");
+	if (ret) {
+		for (i = 0; i < UT_CLIENTS; i++)
+			unwind_deferred_cancel(&ut_clients[i]);
+		vfree(ut_log);
+		return ret;
+	}
+#endif
+	/* A probe that cannot be placed only disables its "arm" symbol. */
+	for (i = 0; i < ARRAY_SIZE(ut_probes); i++) {
+		ut_probes[i].symbol_name = ut_probe_syms[i];
+		ut_probes[i].pre_handler = ut_probe_pre;
+		if (register_kprobe(&ut_probes[i]))
+			ut_probes[i].addr = NULL;
+	}
+	ut_dir = debugfs_create_dir("unwind_test", NULL);
+	debugfs_create_file("request", 0200, ut_dir, NULL, &ut_request_fops);
+	debugfs_create_file("arm", 0200, ut_dir, NULL, &ut_arm_fops);
+	debugfs_create_file("events", 0400, ut_dir, NULL, &ut_events_fops);
+	return 0;
+}
+
+static void __exit ut_exit(void)
+{
+	ut_cleanup();
+}
+
+module_init(ut_init);
+module_exit(ut_exit);
+MODULE_DESCRIPTION("Test client of deferred user stack unwinding");
+MODULE_LICENSE("GPL");
