@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Deferred user stack unwinding, seen from user space through the test
+ * client (CONFIG_UNWIND_USER_TEST_CLIENT, debugfs unwind_test/).
+ *
+ * Requests are made from the end of a chain of 60 distinct frame-pointer
+ * functions; the stack each callback receives must be exactly that chain.
+ * Built twice: as a 64-bit program and as a 32-bit (compat) one.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "../kselftest_harness.h"
+#include "unwind_helpers.h"
+
+#define CHAIN_LEN	60
+
+static unsigned long chain_ra[CHAIN_LEN];
+static unsigned long leaf_caller_ra;
+static long chain_nr, chain_arg[3];
+
+/*
+ * chain_00 calls chain_01 ... calls chain_59, which makes the system call.
+ * Each records its own return address; none is a tail call.
+ */
+#define CHAIN_FN(n, next)						\
+	static __attribute__((noinline)) long chain_##n(void)		\
+	{								\
+		chain_ra[1##n - 100] =					\
+			(unsigned long)__builtin_return_address(0);	\
+		return next() + 1;					\
+	}
+
+static __attribute__((noinline)) long chain_leaf(void)
+{
+	leaf_caller_ra = (unsigned long)__builtin_return_address(0);
+	/* No branch here: every run has the same return addresses. */
+	return ut_syscall(chain_nr, chain_arg[0], chain_arg[1], chain_arg[2]);
+}
+
+CHAIN_FN(59, chain_leaf)
+CHAIN_FN(58, chain_59) CHAIN_FN(57, chain_58) CHAIN_FN(56, chain_57)
+CHAIN_FN(55, chain_56) CHAIN_FN(54, chain_55) CHAIN_FN(53, chain_54)
+CHAIN_FN(52, chain_53) CHAIN_FN(51, chain_52) CHAIN_FN(50, chain_51)
+CHAIN_FN(49, chain_50) CHAIN_FN(48, chain_49) CHAIN_FN(47, chain_48)
+CHAIN_FN(46, chain_47) CHAIN_FN(45, chain_46) CHAIN_FN(44, chain_45)
+CHAIN_FN(43, chain_44) CHAIN_FN(42, chain_43) CHAIN_FN(41, chain_42)
+CHAIN_FN(40, chain_41) CHAIN_FN(39, chain_40) CHAIN_FN(38, chain_39)
+CHAIN_FN(37, chain_38) CHAIN_FN(36, chain_37) CHAIN_FN(35, chain_36)
+CHAIN_FN(34, chain_35) CHAIN_FN(33, chain_34) CHAIN_FN(32, chain_33)
+CHAIN_FN(31, chain_32) CHAIN_FN(30, chain_31) CHAIN_FN(29, chain_30)
+CHAIN_FN(28, chain_29) CHAIN_FN(27, chain_28) CHAIN_FN(26, chain_27)
+CHAIN_FN(25, chain_26) CHAIN_FN(24, chain_25) CHAIN_FN(23, chain_24)
+CHAIN_FN(22, chain_23) CHAIN_FN(21, chain_22) CHAIN_FN(20, chain_21)
+CHAIN_FN(19, chain_20) CHAIN_FN(18, chain_19) CHAIN_FN(17, chain_18)
+CHAIN_FN(16, chain_17) CHAIN_FN(15, chain_16) CHAIN_FN(14, chain_15)
+CHAIN_FN(13, chain_14) CHAIN_FN(12, chain_13) CHAIN_FN(11, chain_12)
+CHAIN_FN(10, chain_11) CHAIN_FN(09, chain_10) CHAIN_FN(08, chain_09)
+CHAIN_FN(07, chain_08) CHAIN_FN(06, chain_07) CHAIN_FN(05, chain_06)
+CHAIN_FN(04, chain_05) CHAIN_FN(03, chain_04) CHAIN_FN(02, chain_03)
+CHAIN_FN(01, chain_02) CHAIN_FN(00, chain_01)
+
+/* Every run of the chain enters it here, from the same call site. */
+static __attribute__((noinline)) long chain_run(long nr, long a, long b, long c)
+{
+	chain_nr = nr;
+	chain_arg[0] = a;
+	chain_arg[1] = b;
+	chain_arg[2] = c;
+	return chain_00();
+}
+
+/* Write cmd to the client's file from the end of the chain. */
+static long chain_request(const char *file, const char *cmd)
+{
+	int fd = open(file, O_WRONLY);
+	long ret;
+
+	if (fd < 0)
+		return -1;
+	ret = chain_run(UT_SYS_WRITE, fd, (long)cmd, strlen(cmd));
+	close(fd);
+	return ret;
+}
+
+/*
+ * Code addresses are the same in every process forked from this one, so a
+ * process checking a stack that another one (a child) walked learns the
+ * expected return addresses by running the chain itself, harmlessly.
+ */
+static void chain_prime(void)
+{
+	chain_run(UT_SYS_GETPPID, 0, 0, 0);
+}
+
+/*
+ * The stack of a system call made through the chain: the IP after the
+ * syscall instruction, the return into chain_leaf (stored by ut_syscall),
+ * chain_leaf's return into chain_59, chain_59 ... chain_00's returns; then
+ * the callers.
+ */
+static int chain_matches(struct __test_metadata *_metadata,
+			 struct ut_event *cb)
+{
+	int i;
+
+	if (!leaf_caller_ra)
+		chain_prime();
+	if (cb->nr < CHAIN_LEN + 3) {
+		TH_LOG("callback has %d entries, the chain alone is %d",
+		       cb->nr, CHAIN_LEN + 3);
+		return 0;
+	}
+	if (cb->ips[0] != (unsigned long)ut_syscall_ret) {
+		TH_LOG("entry 0 is %#lx, not the syscall IP %p", cb->ips[0],
+		       ut_syscall_ret);
+		return 0;
+	}
+	if (cb->ips[1] != ut_leaf_ra) {
+		TH_LOG("entry 1 is %#lx, not the return into the leaf %#lx",
+		       cb->ips[1], ut_leaf_ra);
+		return 0;
+	}
+	if (cb->ips[2] != leaf_caller_ra) {
+		TH_LOG("entry 2 is %#lx, not the return into chain_59 %#lx",
+		       cb->ips[2], leaf_caller_ra);
+		return 0;
+	}
+	for (i = 0; i < CHAIN_LEN; i++) {
+		if (cb->ips[3 + i] != chain_ra[CHAIN_LEN - 1 - i]) {
+			TH_LOG("entry %d is %#lx, not chain_%02d's return %#lx",
+			       3 + i, cb->ips[3 + i], CHAIN_LEN - 1 - i,
+			       chain_ra[CHAIN_LEN - 1 - i]);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static struct ut_log log_;
+
+#define REQUIRE_CLIENT() do {						\
+	if (!ut_available())						\
+		SKIP(return, "test client not loaded (%s)", UT_DIR);	\
+	ut_drain();							\
+} while (0)
+
+/* One request from ctx: one callback, same cookie, the whole chain. */
+static void one_request(struct __test_metadata *_metadata, const char *ctx)
+{
+	struct ut_event *req, *cb;
+	char cmd[32];
+
+	snprintf(cmd, sizeof(cmd), "%s 1 1", ctx);
+	ASSERT_EQ(strlen(cmd), chain_request(UT_DIR "/request", cmd) - CHAIN_LEN);
+	ASSERT_EQ(0, ut_read_events(&log_));
+	ASSERT_EQ(1, ut_count(&log_, getpid(), 0, 'A'));
+	ASSERT_EQ(1, ut_count(&log_, getpid(), 1, 'A'));
+	req = ut_find(&log_, getpid(), 0, 'A');
+	cb = ut_find(&log_, getpid(), 1, 'A');
+	EXPECT_STREQ(ctx, req->ctx);
+	EXPECT_EQ(0, req->ret);
+	EXPECT_NE(0, req->cookie);
+	EXPECT_EQ(req->cookie, cb->cookie);
+	EXPECT_TRUE(chain_matches(_metadata, cb));
+}
+
+TEST(task_context)
+{
+	REQUIRE_CLIENT();
+	one_request(_metadata, "task");
+}
+
+TEST(irq_context)
+{
+	REQUIRE_CLIENT();
+	one_request(_metadata, "irq");
+}
+
+TEST(nmi_context)
+{
+	REQUIRE_CLIENT();
+	one_request(_metadata, "nmi");
+}
+
+/* 100 requests each from two clients in one system call: one cookie. */
+TEST(many_requests_one_entry)
+{
+	struct ut_event *a, *b;
+	int i, first[2] = { 0, 0 };
+
+	REQUIRE_CLIENT();
+	chain_request(UT_DIR "/request", "nmi 100 3");
+	ASSERT_EQ(0, ut_read_events(&log_));
+	ASSERT_EQ(200, ut_count(&log_, getpid(), 0, 0));
+	ASSERT_EQ(1, ut_count(&log_, getpid(), 1, 'A'));
+	ASSERT_EQ(1, ut_count(&log_, getpid(), 1, 'B'));
+	a = ut_find(&log_, getpid(), 1, 'A');
+	b = ut_find(&log_, getpid(), 1, 'B');
+	for (i = 0; i < log_.n; i++) {
+		struct ut_event *ev = &log_.ev[i];
+
+		if (ev->is_cb)
+			continue;
+		EXPECT_EQ(a->cookie, ev->cookie);
+		/* The first request per client queues, the rest join it. */
+		if (!first[ev->client - 'A']++) {
+			EXPECT_EQ(0, ev->ret);
+		} else {
+			EXPECT_EQ(1, ev->ret);
+		}
+	}
+	EXPECT_EQ(a->cookie, b->cookie);
+	EXPECT_EQ(a->nr, b->nr);
+	EXPECT_EQ(0, memcmp(a->ips, b->ips, a->nr * sizeof(*a->ips)));
+	EXPECT_TRUE(chain_matches(_metadata, a));
+}
+
+/* Each kernel entry has a cookie of its own. */
+TEST(new_entry_new_cookie)
+{
+	uint64_t first;
+
+	REQUIRE_CLIENT();
+	chain_request(UT_DIR "/request", "task 1 1");
+	ASSERT_EQ(0, ut_read_events(&log_));
+	ASSERT_TRUE(ut_find(&log_, getpid(), 1, 'A') != NULL);
+	first = ut_find(&log_, getpid(), 1, 'A')->cookie;
+	chain_request(UT_DIR "/request", "task 1 1");
+	ASSERT_EQ(0, ut_read_events(&log_));
+	ASSERT_TRUE(ut_find(&log_, getpid(), 1, 'A') != NULL);
+	EXPECT_NE(first, ut_find(&log_, getpid(), 1, 'A')->cookie);
+}
+
+/*
+ * Requests made while the callbacks run (A's callback asks for A and B):
+ * A's says "already done" with the same cookie, B's is answered in the
+ * same entry with the same stack, and nothing is walked or called twice.
+ */
+TEST(late_requests)
+{
+	struct ut_event *a, *b;
+	int i, late = 0;
+
+	REQUIRE_CLIENT();
+	chain_request(UT_DIR "/request", "task 1 1 late");
+	ASSERT_EQ(0, ut_read_events(&log_));
+	ASSERT_EQ(1, ut_count(&log_, getpid(), 1, 'A'));
+	ASSERT_EQ(1, ut_count(&log_, getpid(), 1, 'B'));
+	a = ut_find(&log_, getpid(), 1, 'A');
+	b = ut_find(&log_, getpid(), 1, 'B');
+	for (i = 0; i < log_.n; i++) {
+		struct ut_event *ev = &log_.ev[i];
+
+		if (ev->is_cb || strcmp(ev->ctx, "callback"))
+			continue;
+		late++;
+		EXPECT_EQ(a->cookie, ev->cookie);
+		EXPECT_EQ(ev->client == 'A' ? 2 : 0, ev->ret);
+	}
+	EXPECT_EQ(2, late);
+	EXPECT_EQ(a->cookie, b->cookie);
+	EXPECT_TRUE(chain_matches(_metadata, b));
+}
+
+/* A request in fork() is the parent's; the child starts clean. */
+TEST(fork_child_clean)
+{
+	struct ut_event *cb;
+	int status, i;
+	pid_t child;
+
+	REQUIRE_CLIENT();
+	ASSERT_EQ(0, ut_write(UT_DIR "/arm", "kernel_clone 1"));
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		/* The child's own request gets a cookie and a stack of its own. */
+		chain_request(UT_DIR "/request", "task 1 2");
+		_exit(0);
+	}
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_EQ(0, ut_read_events(&log_));
+	ASSERT_EQ(1, ut_count(&log_, getpid(), 1, 'A'));
+	ASSERT_EQ(1, ut_count(&log_, child, 1, 'B'));
+	EXPECT_EQ(0, ut_count(&log_, child, 1, 'A'));
+	cb = ut_find(&log_, child, 1, 'B');
+	EXPECT_NE(ut_find(&log_, getpid(), 1, 'A')->cookie, cb->cookie);
+	EXPECT_TRUE(chain_matches(_metadata, cb));
+	for (i = 0; i < log_.n; i++)
+		EXPECT_TRUE(!log_.ev[i].is_cb || log_.ev[i].nr > 0);
+}
+
+/*
+ * A request made in execve() before the old image goes is answered with
+ * the old image's stack (the chain), not the new one's.
+ */
+TEST(exec_delivers_old_stack)
+{
+	static char *argv[] = { "/bin/true", NULL };
+	int status;
+	pid_t child;
+
+	REQUIRE_CLIENT();
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		if (ut_write(UT_DIR "/arm", "begin_new_exec 1"))
+			_exit(2);
+		chain_run(UT_SYS_EXECVE, (long)argv[0], (long)argv, 0);
+		_exit(3);
+	}
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, ut_read_events(&log_));
+	ASSERT_EQ(1, ut_count(&log_, child, 0, 'A'));
+	ASSERT_EQ(1, ut_count(&log_, child, 1, 'A'));
+	EXPECT_EQ(ut_find(&log_, child, 0, 'A')->cookie,
+		  ut_find(&log_, child, 1, 'A')->cookie);
+	EXPECT_TRUE(chain_matches(_metadata, ut_find(&log_, child, 1, 'A')));
+}
+
+/* A request made in exit_group() is answered before the memory goes. */
+TEST(exit_delivers_stack)
+{
+	int status;
+	pid_t child;
+
+	REQUIRE_CLIENT();
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		if (ut_write(UT_DIR "/arm", "do_group_exit 1"))
+			_exit(2);
+		chain_run(UT_SYS_EXIT_GROUP, 7, 0, 0);
+		_exit(3);
+	}
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(7, WEXITSTATUS(status));
+	ASSERT_EQ(0, ut_read_events(&log_));
+	ASSERT_EQ(1, ut_count(&log_, child, 0, 'A'));
+	ASSERT_EQ(1, ut_count(&log_, child, 1, 'A'));
+	EXPECT_TRUE(chain_matches(_metadata, ut_find(&log_, child, 1, 'A')));
+}
+
+/*
+ * Hostile stacks: the system call runs with the frame pointer register
+ * pointing at crafted frames. The walk must end cleanly with the frames
+ * before the bad one.
+ */
+struct fake_frame {
+	unsigned long next;
+	unsigned long ra;
+};
+
+static struct ut_event *hostile(struct __test_metadata *_metadata,
+				struct fake_frame *f)
+{
+	int fd = open(UT_DIR "/request", O_WRONLY);
+	static const char cmd[] = "task 1 1";
+
+	if (fd < 0)
+		return NULL;
+	ut_syscall_fp(UT_SYS_WRITE, fd, (long)cmd, strlen(cmd), (unsigned long)f);
+	close(fd);
+	if (ut_read_events(&log_) || ut_count(&log_, getpid(), 1, 'A') != 1)
+		return NULL;
+	return ut_find(&log_, getpid(), 1, 'A');
+}
+
+/* Return addresses inside this program's text. */
+#define TEXT_RA(n)	((unsigned long)chain_00 + 4 * (n) + 1)
+
+static struct fake_frame *fake_frames(void)
+{
+	static struct fake_frame f[8] __attribute__((aligned(16)));
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		f[i].next = i < 7 ? (unsigned long)&f[i + 1] : 0;
+		f[i].ra = TEXT_RA(i);
+	}
+	return f;
+}
+
+static void expect_fake(struct __test_metadata *_metadata,
+			struct ut_event *cb, int frames)
+{
+	int i;
+
+	ASSERT_TRUE(cb != NULL);
+	EXPECT_EQ(frames + 1, cb->nr);
+	EXPECT_EQ((unsigned long)ut_syscall_fp_ret, cb->ips[0]);
+	for (i = 0; i < frames && i + 1 < cb->nr; i++)
+		EXPECT_EQ(TEXT_RA(i), cb->ips[i + 1]);
+}
+
+TEST(hostile_good_fake_chain)
+{
+	REQUIRE_CLIENT();
+	expect_fake(_metadata, hostile(_metadata, fake_frames()), 8);
+}
+
+TEST(hostile_loop)
+{
+	struct fake_frame *f;
+
+	REQUIRE_CLIENT();
+	f = fake_frames();
+	f[2].next = (unsigned long)&f[1];
+	expect_fake(_metadata, hostile(_metadata, f), 3);
+	f = fake_frames();
+	f[2].next = (unsigned long)&f[2];
+	expect_fake(_metadata, hostile(_metadata, f), 3);
+}
+
+TEST(hostile_kernel_address)
+{
+	struct fake_frame *f;
+
+	REQUIRE_CLIENT();
+	f = fake_frames();
+	f[1].next = (unsigned long)-4096L * 1024;
+	expect_fake(_metadata, hostile(_metadata, f), 2);
+}
+
+TEST(hostile_unmapped)
+{
+	struct fake_frame *f;
+	void *page;
+
+	REQUIRE_CLIENT();
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(page != MAP_FAILED);
+	ASSERT_EQ(0, munmap(page, 4096));
+	f = fake_frames();
+	f[1].next = (unsigned long)page + 64;
+	expect_fake(_metadata, hostile(_metadata, f), 2);
+}
+
+TEST(hostile_misaligned)
+{
+	struct fake_frame *f;
+
+	REQUIRE_CLIENT();
+	f = fake_frames();
+	f[1].next = (unsigned long)&f[2] + 3;
+	expect_fake(_metadata, hostile(_metadata, f), 2);
+}
+
+TEST(hostile_return_address_not_text)
+{
+	struct fake_frame *f;
+
+	REQUIRE_CLIENT();
+	f = fake_frames();
+	f[3].ra = (unsigned long)&f[0];
+	expect_fake(_metadata, hostile(_metadata, f), 3);
+	f = fake_frames();
+	f[3].ra = 0;
+	expect_fake(_metadata, hostile(_metadata, f), 3);
+}
+
+/* 100k-deep recursion: the walk stops at its depth limit. */
+static __attribute__((noinline)) long recurse(int depth)
+{
+	static const char cmd[] = "task 1 1";
+	long ret;
+	int fd;
+
+	if (depth) {
+		ret = recurse(depth - 1);
+		/* Keep the compiler from turning the recursion into a loop. */
+		asm volatile("" : "+r" (ret));
+		return ret + 1;
+	}
+	fd = open(UT_DIR "/request", O_WRONLY);
+	ret = ut_syscall(UT_SYS_WRITE, fd, (long)cmd, strlen(cmd));
+	close(fd);
+	return ret;
+}
+
+TEST(deep_recursion)
+{
+	struct ut_event *cb;
+	int i;
+
+	REQUIRE_CLIENT();
+	recurse(100000);
+	ASSERT_EQ(0, ut_read_events(&log_));
+	ASSERT_EQ(1, ut_count(&log_, getpid(), 1, 'A'));
+	cb = ut_find(&log_, getpid(), 1, 'A');
+	EXPECT_EQ(UT_MAX_IPS, cb->nr);
+	/* After the syscall IP and the leaf, every frame is recurse(). */
+	for (i = 3; i < cb->nr; i++)
+		ASSERT_EQ(cb->ips[2], cb->ips[i]);
+}
+
+/*
+ * Many requests from every context in a row: each accepted request is
+ * answered by exactly one callback with its cookie, none twice.
+ */
+TEST(accepted_equals_delivered)
+{
+	static const char * const cmds[] = {
+		"task 1 1", "irq 1 2", "nmi 2 3", "task 3 3 late", "nmi 1 1",
+	};
+	int round, i, j, accepted = 0, delivered = 0;
+
+	REQUIRE_CLIENT();
+	for (round = 0; round < 40; round++) {
+		for (i = 0; i < 5; i++)
+			chain_request(UT_DIR "/request", cmds[i]);
+		ASSERT_EQ(0, ut_read_events(&log_));
+		ASSERT_FALSE(log_.overflow);
+		for (i = 0; i < log_.n; i++) {
+			struct ut_event *ev = &log_.ev[i];
+
+			if (!ev->is_cb) {
+				accepted += ev->ret == 0;
+				continue;
+			}
+			delivered++;
+			for (j = 0; j < i; j++)
+				ASSERT_FALSE(log_.ev[j].is_cb &&
+					     log_.ev[j].client == ev->client &&
+					     log_.ev[j].cookie == ev->cookie);
+			ASSERT_TRUE(chain_matches(_metadata, ev));
+		}
+	}
+	EXPECT_EQ(accepted, delivered);
+	TH_LOG("%d requests accepted, %d callbacks", accepted, delivered);
+}
+
+TEST_HARNESS_MAIN

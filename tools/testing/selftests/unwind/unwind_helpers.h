@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers of the deferred unwinding selftests: system calls made from a
+ * frame-pointer assembly function at a known address (so that the stack
+ * the kernel walks is known exactly), and a parser of the test client's
+ * event log (/sys/kernel/debug/unwind_test/events).
+ */
+#ifndef UNWIND_HELPERS_H
+#define UNWIND_HELPERS_H
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define UT_DIR		"/sys/kernel/debug/unwind_test"
+#define UT_MAX_IPS	512
+#define UT_MAX_EVENTS	300
+
+/*
+ * ut_syscall(nr, a, b, c): the system call nr(a, b, c), made from a
+ * function with a standard frame. The kernel sees the user IP
+ * ut_syscall_ret; the first return address is the one into the caller,
+ * which ut_syscall stores in ut_leaf_ra.
+ *
+ * ut_syscall_fp(nr, a, b, c, fp): the same with the frame pointer register
+ * set to fp during the call (and no frame of its own), to make the kernel
+ * walk a crafted stack. Its user IP is ut_syscall_fp_ret.
+ */
+long ut_syscall(long nr, long a, long b, long c);
+long ut_syscall_fp(long nr, long a, long b, long c, unsigned long fp);
+extern char ut_syscall_ret[], ut_syscall_fp_ret[];
+unsigned long ut_leaf_ra;
+
+#ifdef __x86_64__
+asm(".text\n"
+    ".globl ut_syscall, ut_syscall_ret, ut_syscall_fp, ut_syscall_fp_ret\n"
+    "ut_syscall:\n"
+    "	push %rbp\n"
+    "	mov %rsp, %rbp\n"
+    "	mov 8(%rbp), %rax\n"
+    "	mov %rax, ut_leaf_ra(%rip)\n"
+    "	mov %rdi, %rax\n"
+    "	mov %rsi, %rdi\n"
+    "	mov %rdx, %rsi\n"
+    "	mov %rcx, %rdx\n"
+    "	syscall\n"
+    "ut_syscall_ret:\n"
+    "	pop %rbp\n"
+    "	ret\n"
+    "ut_syscall_fp:\n"
+    "	push %rbp\n"
+    "	mov %r8, %rbp\n"
+    "	mov %rdi, %rax\n"
+    "	mov %rsi, %rdi\n"
+    "	mov %rdx, %rsi\n"
+    "	mov %rcx, %rdx\n"
+    "	syscall\n"
+    "ut_syscall_fp_ret:\n"
+    "	pop %rbp\n"
+    "	ret\n");
+#define UT_SYS_WRITE		1
+#define UT_SYS_GETPPID		110
+#define UT_SYS_EXECVE		59
+#define UT_SYS_EXIT_GROUP	231
+#elif defined(__i386__)
+asm(".text\n"
+    ".globl ut_syscall, ut_syscall_ret, ut_syscall_fp, ut_syscall_fp_ret\n"
+    "ut_syscall:\n"
+    "	push %ebp\n"
+    "	mov %esp, %ebp\n"
+    "	push %ebx\n"
+    "	mov 4(%ebp), %eax\n"
+    "	mov %eax, ut_leaf_ra\n"
+    "	mov 8(%ebp), %eax\n"
+    "	mov 12(%ebp), %ebx\n"
+    "	mov 16(%ebp), %ecx\n"
+    "	mov 20(%ebp), %edx\n"
+    "	int $0x80\n"
+    "ut_syscall_ret:\n"
+    "	pop %ebx\n"
+    "	pop %ebp\n"
+    "	ret\n"
+    "ut_syscall_fp:\n"
+    "	push %ebp\n"
+    "	push %ebx\n"
+    "	mov 12(%esp), %eax\n"
+    "	mov 16(%esp), %ebx\n"
+    "	mov 20(%esp), %ecx\n"
+    "	mov 24(%esp), %edx\n"
+    "	mov 28(%esp), %ebp\n"
+    "	int $0x80\n"
+    "ut_syscall_fp_ret:\n"
+    "	pop %ebx\n"
+    "	pop %ebp\n"
+    "	ret\n");
+#define UT_SYS_WRITE		4
+#define UT_SYS_GETPPID		64
+#define UT_SYS_EXECVE		11
+#define UT_SYS_EXIT_GROUP	252
+#else
+#error "the unwind selftests know x86 only"
+#endif
+
+struct ut_event {
+	int		is_cb;
+	int		pid;
+	char		client;
+	char		ctx[16];
+	int		ret;
+	uint64_t	cookie;
+	int		nr;
+	unsigned long	*ips;
+};
+
+struct ut_log {
+	int		n;
+	int		overflow;
+	struct ut_event	ev[UT_MAX_EVENTS];
+};
+
+static inline int ut_available(void)
+{
+	return access(UT_DIR "/request", W_OK) == 0;
+}
+
+/* Read and parse the event log; the client forgets what was read. */
+static inline int ut_read_events(struct ut_log *log)
+{
+	static char buf[UT_MAX_EVENTS * (128 + UT_MAX_IPS * 19)];
+	ssize_t len = 0, r;
+	char *line, *save;
+	int fd;
+
+	for (int i = 0; i < log->n; i++)
+		free(log->ev[i].ips);
+	memset(log, 0, sizeof(*log));
+	fd = open(UT_DIR "/events", O_RDONLY);
+	if (fd < 0)
+		return -1;
+	while ((r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += r;
+	close(fd);
+	buf[len] = '\0';
+
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		struct ut_event *ev = &log->ev[log->n];
+		unsigned long long cookie;
+		char *ips;
+
+		if (!strcmp(line, "overflow")) {
+			log->overflow = 1;
+			continue;
+		}
+		if (log->n == UT_MAX_EVENTS)
+			return -1;
+		if (sscanf(line, "req pid=%d client=%c ctx=%15s ret=%d cookie=%llx",
+			   &ev->pid, &ev->client, ev->ctx, &ev->ret, &cookie) == 5) {
+			ev->cookie = cookie;
+			log->n++;
+			continue;
+		}
+		if (sscanf(line, "cb pid=%d client=%c cookie=%llx nr=%d",
+			   &ev->pid, &ev->client, &cookie, &ev->nr) != 4)
+			return -1;
+		ev->is_cb = 1;
+		ev->cookie = cookie;
+		ev->ips = calloc(UT_MAX_IPS, sizeof(*ev->ips));
+		ips = strstr(line, "ips=");
+		if (ips) {
+			char *tok, *s2;
+			int k = 0;
+
+			for (tok = strtok_r(ips + 4, ",", &s2); tok && k < UT_MAX_IPS;
+			     tok = strtok_r(NULL, ",", &s2))
+				ev->ips[k++] = strtoul(tok, NULL, 16);
+		}
+		log->n++;
+	}
+	return 0;
+}
+
+static inline void ut_drain(void)
+{
+	static struct ut_log log;
+
+	ut_read_events(&log);
+}
+
+static inline int ut_write(const char *file, const char *cmd)
+{
+	int fd = open(file, O_WRONLY);
+	int ret;
+
+	if (fd < 0)
+		return -1;
+	ret = write(fd, cmd, strlen(cmd)) == (ssize_t)strlen(cmd) ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+/* Count events matching pid (0: any), type and client (0: any). */
+static inline int ut_count(struct ut_log *log, int pid, int is_cb, char client)
+{
+	int n = 0;
+
+	for (int i = 0; i < log->n; i++)
+		n += log->ev[i].is_cb == is_cb && (!pid || log->ev[i].pid == pid) &&
+		     (!client || log->ev[i].client == client);
+	return n;
+}
+
+static inline struct ut_event *ut_find(struct ut_log *log, int pid, int is_cb,
+				       char client)
+{
+	for (int i = 0; i < log->n; i++) {
+		struct ut_event *ev = &log->ev[i];
+
+		if (ev->is_cb == is_cb && (!pid || ev->pid == pid) &&
+		    (!client || ev->client == client))
+			return ev;
+	}
+	return NULL;
+}
+
+#endif /* UNWIND_HELPERS_H */
