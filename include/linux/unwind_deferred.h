@@ -47,13 +47,18 @@ struct unwind_work {
 	int			bit;
 };
 
-/* Non-negative results of unwind_deferred_request(). */
+/**
+ * enum unwind_request_result - what an accepted request will lead to
+ * @UNWIND_QUEUED:		the callback will run with the cookie
+ * @UNWIND_ALREADY_QUEUED:	an earlier request of this entry will be
+ *				answered, with the same cookie
+ * @UNWIND_ALREADY_DONE:	the callback for the cookie already ran in
+ *				this entry
+ */
 enum unwind_request_result {
-	UNWIND_QUEUED		= 0,	/* callback will run with *cookie */
-	UNWIND_ALREADY_QUEUED	= 1,	/* an earlier request of this entry
-					 * will be answered with *cookie */
-	UNWIND_ALREADY_DONE	= 2,	/* the callback for *cookie already
-					 * ran in this entry */
+	UNWIND_QUEUED		= 0,
+	UNWIND_ALREADY_QUEUED	= 1,
+	UNWIND_ALREADY_DONE	= 2,
 };
 
 /*
@@ -98,7 +103,6 @@ void unwind_deferred_task_exit(void);
 void unwind_deferred_reopen(struct unwind_task_info *info);
 bool unwind_deferred_close(struct unwind_task_info *info);
 
-
 /**
  * unwind_deferred_enter_from_user - a new kernel entry begins
  *
@@ -139,14 +143,14 @@ static __always_inline bool unwind_deferred_exit_to_user(void)
 static inline int unwind_deferred_init(struct unwind_work *work,
 				       unwind_callback_t func)
 {
-	return -ENOSYS;
+	return -EOPNOTSUPP;
 }
 
 static inline int unwind_deferred_request(struct unwind_work *work,
 					  u64 *cookie)
 {
 	*cookie = 0;
-	return -ENOSYS;
+	return -EOPNOTSUPP;
 }
 
 static inline void unwind_deferred_cancel(struct unwind_work *work) { }
@@ -154,7 +158,7 @@ static inline void unwind_deferred_cancel(struct unwind_work *work) { }
 static inline int unwind_user_faultable(struct unwind_stacktrace *trace)
 {
 	trace->nr = 0;
-	return -ENOSYS;
+	return -EOPNOTSUPP;
 }
 
 static inline void unwind_task_init(struct task_struct *task) { }

@@ -9,17 +9,6 @@
 
 #include <linux/types.h>
 
-/*
- * atomic_long_t comes with the atomic operations, which this header must not
- * pull in. C11 allows repeating the identical typedef of
- * <linux/atomic/atomic-long.h>.
- */
-#ifdef CONFIG_64BIT
-typedef atomic64_t atomic_long_t;
-#else
-typedef atomic_t atomic_long_t;
-#endif
-
 /**
  * struct unwind_task_info - deferred unwinding state of one task
  * @state:	requests, deliveries and the entry's phase; see the table in
@@ -35,7 +24,16 @@ typedef atomic_t atomic_long_t;
  * @work:	task_work that walks the stack and runs the callbacks
  */
 struct unwind_task_info {
-	atomic_long_t		state;
+	/*
+	 * An atomic_long_t, used only with atomic_long_*(). It is spelled as
+	 * the type atomic_long_t stands for because atomic_long_t comes with
+	 * the atomic operations, which this header must not pull in.
+	 */
+#ifdef CONFIG_64BIT
+	atomic64_t		state;
+#else
+	atomic_t		state;
+#endif
 	u64			cookie;
 	unsigned long		*cache;
 	unsigned int		cache_nr;

@@ -32,7 +32,7 @@ static inline int unwind_user_walk(struct unwind_user_state *state,
 				   unsigned int max)
 {
 	trace->nr = 0;
-	return -ENOSYS;
+	return -EOPNOTSUPP;
 }
 
 #endif /* CONFIG_UNWIND_USER */

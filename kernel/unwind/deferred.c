@@ -84,15 +84,15 @@ static bool unwind_refuses_task(struct task_struct *task)
 /* The cookie of this entry, assigned by its first request. */
 static u64 unwind_entry_cookie(struct unwind_task_info *info)
 {
-	u64 old = 0, cookie;
+	u64 old = 0, cookie, seq;
 
 	cookie = READ_ONCE(info->cookie);
 	if (cookie)
 		return cookie;
 
 	guard(preempt_notrace)();
-	cookie = unwind_cookie_make(smp_processor_id(),
-			local64_inc_return(this_cpu_ptr(&unwind_entry_seq)));
+	seq = local64_inc_return(this_cpu_ptr(&unwind_entry_seq));
+	cookie = unwind_cookie_make(smp_processor_id(), seq);
 	/* An interrupt or NMI on top of us may have assigned one first. */
 	if (!try_cmpxchg64(&info->cookie, &old, cookie))
 		return old;

@@ -76,9 +76,8 @@ static void unwind_user_check_text(struct unwind_stacktrace *trace)
 	struct vm_area_struct *vma = NULL;
 	unsigned int i;
 
-	if (!mm || trace->nr < 2 || mmap_read_lock_killable(mm)) {
+	if (!mm || trace->nr < 2 || mmap_read_lock_killable(mm))
 		return;
-	}
 	/* Entry 0 is the interrupted IP; the others are return addresses. */
 	for (i = 1; i < trace->nr; i++) {
 		unsigned long addr = trace->entries[i] - 1;

@@ -36,8 +36,8 @@
 #include <linux/unwind_user.h>
 #include <linux/vmalloc.h>
 #ifdef CONFIG_X86_LOCAL_APIC
+#include <linux/nmi.h>
 #include <asm/apic.h>
-#include <asm/nmi.h>
 #endif
 
 #define UT_EVENTS	256
@@ -91,6 +91,7 @@ static void ut_log_request(int client, enum ut_ctx ctx, int ret, u64 cookie)
 	ev->ctx = ctx;
 	ev->ret = ret;
 	ev->cookie = cookie;
+	/* Publish the event: pairs with smp_load_acquire() in the reader. */
 	smp_store_release(&ev->ready, 1);
 }
 
@@ -123,6 +124,7 @@ static void ut_callback(struct unwind_work *work,
 		ev->cookie = cookie;
 		ev->nr = min(trace->nr, UNWIND_USER_MAX_DEPTH);
 		memcpy(ev->ips, trace->entries, ev->nr * sizeof(ev->ips[0]));
+		/* Publish the event: pairs with smp_load_acquire() in the reader. */
 		smp_store_release(&ev->ready, 1);
 	}
 	if (client == 0 && READ_ONCE(ut_late))
@@ -142,6 +144,7 @@ static void ut_remote_request(enum ut_ctx ctx)
 	if (current != READ_ONCE(ut_remote.task) || READ_ONCE(ut_remote.done))
 		return;
 	ut_request(ut_remote.mask, ut_remote.count, ctx);
+	/* The requests are logged: pairs with the acquire in ut_wait_remote(). */
 	smp_store_release(&ut_remote.done, 1);
 }
 
@@ -166,6 +169,7 @@ static int ut_wait_remote(void)
 {
 	u64 end = ktime_get_ns() + NSEC_PER_SEC;
 
+	/* Pairs with the release in ut_remote_request(). */
 	while (!smp_load_acquire(&ut_remote.done)) {
 		if (ktime_get_ns() > end)
 			return -ETIMEDOUT;
@@ -240,7 +244,9 @@ static ssize_t ut_request_write(struct file *file, const char __user *ubuf,
 static const char * const ut_probe_syms[] = {
 	"kernel_clone", "begin_new_exec", "do_group_exit",
 };
+
 static struct kprobe ut_probes[ARRAY_SIZE(ut_probe_syms)];
+
 static struct {
 	pid_t		pid;
 	unsigned int	mask;
@@ -323,6 +329,7 @@ static int ut_events_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	text->len = 0;
 	for (i = 0; i < n; i++) {
+		/* Pairs with the release that published the event. */
 		if (smp_load_acquire(&ut_log[i].ready))
 			text->len += ut_format(&ut_log[i], text->buf + text->len,
 					       cap - text->len);

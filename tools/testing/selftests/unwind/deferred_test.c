@@ -23,17 +23,18 @@ static long chain_nr, chain_arg[3];
 
 /*
  * chain_00 calls chain_01 ... calls chain_59, which makes the system call.
- * Each records its own return address; none is a tail call.
+ * Each records its own return address. The Makefile's -fno-inline and
+ * -fno-optimize-sibling-calls keep every call a real call with a frame.
  */
 #define CHAIN_FN(n, next)						\
-	static __attribute__((noinline)) long chain_##n(void)		\
+	static long chain_##n(void)		\
 	{								\
 		chain_ra[1##n - 100] =					\
 			(unsigned long)__builtin_return_address(0);	\
 		return next() + 1;					\
 	}
 
-static __attribute__((noinline)) long chain_leaf(void)
+static long chain_leaf(void)
 {
 	leaf_caller_ra = (unsigned long)__builtin_return_address(0);
 	/* No branch here: every run has the same return addresses. */
@@ -63,7 +64,7 @@ CHAIN_FN(04, chain_05) CHAIN_FN(03, chain_04) CHAIN_FN(02, chain_03)
 CHAIN_FN(01, chain_02) CHAIN_FN(00, chain_01)
 
 /* Every run of the chain enters it here, from the same call site. */
-static __attribute__((noinline)) long chain_run(long nr, long a, long b, long c)
+static long chain_run(long nr, long a, long b, long c)
 {
 	chain_nr = nr;
 	chain_arg[0] = a;
@@ -141,11 +142,21 @@ static int chain_matches(struct __test_metadata *_metadata,
 
 static struct ut_log log_;
 
-#define REQUIRE_CLIENT() do {						\
-	if (!ut_available())						\
-		SKIP(return, "test client not loaded (%s)", UT_DIR);	\
-	ut_drain();							\
-} while (0)
+/* Every test needs the test client, and starts with an empty log. */
+FIXTURE(unwind) {
+	int unused;
+};
+
+FIXTURE_SETUP(unwind)
+{
+	if (!ut_available())
+		SKIP(return, "test client not loaded (%s)", UT_DIR);
+	ut_drain();
+}
+
+FIXTURE_TEARDOWN(unwind)
+{
+}
 
 /* One request from ctx: one callback, same cookie, the whole chain. */
 static void one_request(struct __test_metadata *_metadata, const char *ctx)
@@ -167,31 +178,27 @@ static void one_request(struct __test_metadata *_metadata, const char *ctx)
 	EXPECT_TRUE(chain_matches(_metadata, cb));
 }
 
-TEST(task_context)
+TEST_F(unwind, task_context)
 {
-	REQUIRE_CLIENT();
 	one_request(_metadata, "task");
 }
 
-TEST(irq_context)
+TEST_F(unwind, irq_context)
 {
-	REQUIRE_CLIENT();
 	one_request(_metadata, "irq");
 }
 
-TEST(nmi_context)
+TEST_F(unwind, nmi_context)
 {
-	REQUIRE_CLIENT();
 	one_request(_metadata, "nmi");
 }
 
 /* 100 requests each from two clients in one system call: one cookie. */
-TEST(many_requests_one_entry)
+TEST_F(unwind, many_requests_one_entry)
 {
 	struct ut_event *a, *b;
-	int i, first[2] = { 0, 0 };
+	int i, want, first[2] = { 0, 0 };
 
-	REQUIRE_CLIENT();
 	chain_request(UT_DIR "/request", "nmi 100 3");
 	ASSERT_EQ(0, ut_read_events(&log_));
 	ASSERT_EQ(200, ut_count(&log_, getpid(), 0, 0));
@@ -206,11 +213,8 @@ TEST(many_requests_one_entry)
 			continue;
 		EXPECT_EQ(a->cookie, ev->cookie);
 		/* The first request per client queues, the rest join it. */
-		if (!first[ev->client - 'A']++) {
-			EXPECT_EQ(0, ev->ret);
-		} else {
-			EXPECT_EQ(1, ev->ret);
-		}
+		want = first[ev->client - 'A']++ ? 1 : 0;
+		EXPECT_EQ(want, ev->ret);
 	}
 	EXPECT_EQ(a->cookie, b->cookie);
 	EXPECT_EQ(a->nr, b->nr);
@@ -219,18 +223,17 @@ TEST(many_requests_one_entry)
 }
 
 /* Each kernel entry has a cookie of its own. */
-TEST(new_entry_new_cookie)
+TEST_F(unwind, new_entry_new_cookie)
 {
 	uint64_t first;
 
-	REQUIRE_CLIENT();
 	chain_request(UT_DIR "/request", "task 1 1");
 	ASSERT_EQ(0, ut_read_events(&log_));
-	ASSERT_TRUE(ut_find(&log_, getpid(), 1, 'A') != NULL);
+	ASSERT_TRUE(!!(ut_find(&log_, getpid(), 1, 'A')));
 	first = ut_find(&log_, getpid(), 1, 'A')->cookie;
 	chain_request(UT_DIR "/request", "task 1 1");
 	ASSERT_EQ(0, ut_read_events(&log_));
-	ASSERT_TRUE(ut_find(&log_, getpid(), 1, 'A') != NULL);
+	ASSERT_TRUE(!!(ut_find(&log_, getpid(), 1, 'A')));
 	EXPECT_NE(first, ut_find(&log_, getpid(), 1, 'A')->cookie);
 }
 
@@ -239,12 +242,11 @@ TEST(new_entry_new_cookie)
  * A's says "already done" with the same cookie, B's is answered in the
  * same entry with the same stack, and nothing is walked or called twice.
  */
-TEST(late_requests)
+TEST_F(unwind, late_requests)
 {
 	struct ut_event *a, *b;
 	int i, late = 0;
 
-	REQUIRE_CLIENT();
 	chain_request(UT_DIR "/request", "task 1 1 late");
 	ASSERT_EQ(0, ut_read_events(&log_));
 	ASSERT_EQ(1, ut_count(&log_, getpid(), 1, 'A'));
@@ -266,13 +268,12 @@ TEST(late_requests)
 }
 
 /* A request in fork() is the parent's; the child starts clean. */
-TEST(fork_child_clean)
+TEST_F(unwind, fork_child_clean)
 {
 	struct ut_event *cb;
 	int status, i;
 	pid_t child;
 
-	REQUIRE_CLIENT();
 	ASSERT_EQ(0, ut_write(UT_DIR "/arm", "kernel_clone 1"));
 	child = fork();
 	ASSERT_GE(child, 0);
@@ -297,13 +298,12 @@ TEST(fork_child_clean)
  * A request made in execve() before the old image goes is answered with
  * the old image's stack (the chain), not the new one's.
  */
-TEST(exec_delivers_old_stack)
+TEST_F(unwind, exec_delivers_old_stack)
 {
-	static char *argv[] = { "/bin/true", NULL };
+	static const char * const argv[] = { "/bin/true", NULL };
 	int status;
 	pid_t child;
 
-	REQUIRE_CLIENT();
 	child = fork();
 	ASSERT_GE(child, 0);
 	if (child == 0) {
@@ -324,12 +324,11 @@ TEST(exec_delivers_old_stack)
 }
 
 /* A request made in exit_group() is answered before the memory goes. */
-TEST(exit_delivers_stack)
+TEST_F(unwind, exit_delivers_stack)
 {
 	int status;
 	pid_t child;
 
-	REQUIRE_CLIENT();
 	child = fork();
 	ASSERT_GE(child, 0);
 	if (child == 0) {
@@ -377,7 +376,7 @@ static struct ut_event *hostile(struct __test_metadata *_metadata,
 
 static struct fake_frame *fake_frames(void)
 {
-	static struct fake_frame f[8] __attribute__((aligned(16)));
+	static struct fake_frame f[8];
 	int i;
 
 	for (i = 0; i < 8; i++) {
@@ -392,24 +391,22 @@ static void expect_fake(struct __test_metadata *_metadata,
 {
 	int i;
 
-	ASSERT_TRUE(cb != NULL);
+	ASSERT_TRUE(!!(cb));
 	EXPECT_EQ(frames + 1, cb->nr);
 	EXPECT_EQ((unsigned long)ut_syscall_fp_ret, cb->ips[0]);
 	for (i = 0; i < frames && i + 1 < cb->nr; i++)
 		EXPECT_EQ(TEXT_RA(i), cb->ips[i + 1]);
 }
 
-TEST(hostile_good_fake_chain)
+TEST_F(unwind, hostile_good_fake_chain)
 {
-	REQUIRE_CLIENT();
 	expect_fake(_metadata, hostile(_metadata, fake_frames()), 8);
 }
 
-TEST(hostile_loop)
+TEST_F(unwind, hostile_loop)
 {
 	struct fake_frame *f;
 
-	REQUIRE_CLIENT();
 	f = fake_frames();
 	f[2].next = (unsigned long)&f[1];
 	expect_fake(_metadata, hostile(_metadata, f), 3);
@@ -418,22 +415,20 @@ TEST(hostile_loop)
 	expect_fake(_metadata, hostile(_metadata, f), 3);
 }
 
-TEST(hostile_kernel_address)
+TEST_F(unwind, hostile_kernel_address)
 {
 	struct fake_frame *f;
 
-	REQUIRE_CLIENT();
 	f = fake_frames();
 	f[1].next = (unsigned long)-4096L * 1024;
 	expect_fake(_metadata, hostile(_metadata, f), 2);
 }
 
-TEST(hostile_unmapped)
+TEST_F(unwind, hostile_unmapped)
 {
 	struct fake_frame *f;
 	void *page;
 
-	REQUIRE_CLIENT();
 	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(page != MAP_FAILED);
@@ -443,21 +438,19 @@ TEST(hostile_unmapped)
 	expect_fake(_metadata, hostile(_metadata, f), 2);
 }
 
-TEST(hostile_misaligned)
+TEST_F(unwind, hostile_misaligned)
 {
 	struct fake_frame *f;
 
-	REQUIRE_CLIENT();
 	f = fake_frames();
 	f[1].next = (unsigned long)&f[2] + 3;
 	expect_fake(_metadata, hostile(_metadata, f), 2);
 }
 
-TEST(hostile_return_address_not_text)
+TEST_F(unwind, hostile_return_address_not_text)
 {
 	struct fake_frame *f;
 
-	REQUIRE_CLIENT();
 	f = fake_frames();
 	f[3].ra = (unsigned long)&f[0];
 	expect_fake(_metadata, hostile(_metadata, f), 3);
@@ -467,7 +460,7 @@ TEST(hostile_return_address_not_text)
 }
 
 /* 100k-deep recursion: the walk stops at its depth limit. */
-static __attribute__((noinline)) long recurse(int depth)
+static long recurse(int depth)
 {
 	static const char cmd[] = "task 1 1";
 	long ret;
@@ -485,12 +478,11 @@ static __attribute__((noinline)) long recurse(int depth)
 	return ret;
 }
 
-TEST(deep_recursion)
+TEST_F(unwind, deep_recursion)
 {
 	struct ut_event *cb;
 	int i;
 
-	REQUIRE_CLIENT();
 	recurse(100000);
 	ASSERT_EQ(0, ut_read_events(&log_));
 	ASSERT_EQ(1, ut_count(&log_, getpid(), 1, 'A'));
@@ -505,14 +497,13 @@ TEST(deep_recursion)
  * Many requests from every context in a row: each accepted request is
  * answered by exactly one callback with its cookie, none twice.
  */
-TEST(accepted_equals_delivered)
+TEST_F(unwind, accepted_equals_delivered)
 {
 	static const char * const cmds[] = {
 		"task 1 1", "irq 1 2", "nmi 2 3", "task 3 3 late", "nmi 1 1",
 	};
 	int round, i, j, accepted = 0, delivered = 0;
 
-	REQUIRE_CLIENT();
 	for (round = 0; round < 40; round++) {
 		for (i = 0; i < 5; i++)
 			chain_request(UT_DIR "/request", cmds[i]);
