@@ -101,7 +101,7 @@ CMD ?= $(TOP)/build/demo/deepstack 3
 run: kernel perf demo
 	@harness/vm-run -- $(TOP)/harness/demo-profile $(TOP)/build/bin/perf $(CMD)
 
-lint: tree
+lint: tree $(KOBJ)/.fragments.stamp
 	@harness/lint
 
 series: tree

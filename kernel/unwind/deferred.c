@@ -50,6 +50,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rculist.h>
+#include <linux/resume_user_mode.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
 #include <linux/slab.h>
@@ -297,8 +298,16 @@ EXPORT_SYMBOL_GPL(unwind_user_faultable);
 bool unwind_deferred_close(struct unwind_task_info *info)
 {
 	lockdep_assert_irqs_disabled();
-	return atomic_long_fetch_or(UNWIND_CLOSED, &info->state) &
-	       UNWIND_PENDING;
+	if (!(atomic_long_fetch_or(UNWIND_CLOSED, &info->state) &
+	      UNWIND_PENDING))
+		return false;
+	/*
+	 * The request that set PENDING also set TIF_NOTIFY_RESUME, but make
+	 * sure: the loop run again for it must reach task_work_run(), or the
+	 * task would cycle here for ever.
+	 */
+	set_notify_resume(current);
+	return true;
 }
 
 /**

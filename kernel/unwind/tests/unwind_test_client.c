@@ -19,11 +19,13 @@
  * the next time the writing task gets there: requests made in fork, exec
  * and exit.
  *
- * Reading "events" returns, and forgets, every request and callback since
- * the last read, one line each:
+ * Reading "events" returns, and forgets, every request, callback and user
+ * stack walk (seen by a kprobe on unwind_user_walk()) since the last read,
+ * one line each:
  *
  *   req pid=P client=A ctx=nmi ret=0 cookie=0x...
  *   cb pid=P client=A cookie=0x... nr=N ips=0x...,0x...
+ *   walk pid=P
  */
 #include <linux/debugfs.h>
 #include <linux/hrtimer.h>
@@ -53,9 +55,11 @@ static const char * const ut_ctx_name[] = {
  * so that NMIs can log; a slot is published with ready = 1. The reader
  * holds ut_read_lock and resets the log after reading it.
  */
+enum ut_kind { UT_REQ, UT_CB, UT_WALK };
+
 struct ut_event {
 	int		ready;
-	bool		is_cb;
+	enum ut_kind	kind;
 	pid_t		pid;
 	int		client;
 	enum ut_ctx	ctx;
@@ -85,7 +89,7 @@ static void ut_log_request(int client, enum ut_ctx ctx, int ret, u64 cookie)
 
 	if (!ev)
 		return;
-	ev->is_cb = false;
+	ev->kind = UT_REQ;
 	ev->pid = current->pid;
 	ev->client = client;
 	ev->ctx = ctx;
@@ -118,7 +122,7 @@ static void ut_callback(struct unwind_work *work,
 	struct ut_event *ev = ut_claim();
 
 	if (ev) {
-		ev->is_cb = true;
+		ev->kind = UT_CB;
 		ev->pid = current->pid;
 		ev->client = client;
 		ev->cookie = cookie;
@@ -265,6 +269,25 @@ static int ut_probe_pre(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
+/* Every user stack walk, whoever asked for it. */
+static int ut_walk_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct ut_event *ev = ut_claim();
+
+	if (ev) {
+		ev->kind = UT_WALK;
+		ev->pid = current->pid;
+		/* Publish the event: pairs with smp_load_acquire() in the reader. */
+		smp_store_release(&ev->ready, 1);
+	}
+	return 0;
+}
+
+static struct kprobe ut_walk_probe = {
+	.symbol_name	= "unwind_user_walk",
+	.pre_handler	= ut_walk_pre,
+};
+
 static ssize_t ut_arm_write(struct file *file, const char __user *ubuf,
 			    size_t len, loff_t *ppos)
 {
@@ -302,7 +325,9 @@ static size_t ut_format(struct ut_event *ev, char *buf, size_t cap)
 	size_t len;
 	int j;
 
-	if (!ev->is_cb)
+	if (ev->kind == UT_WALK)
+		return scnprintf(buf, cap, "walk pid=%d\n", ev->pid);
+	if (ev->kind == UT_REQ)
 		return scnprintf(buf, cap,
 				 "req pid=%d client=%c ctx=%s ret=%d cookie=%#llx\n",
 				 ev->pid, 'A' + ev->client, ut_ctx_name[ev->ctx],
@@ -378,6 +403,7 @@ static void ut_cleanup(void)
 	int i;
 
 	debugfs_remove_recursive(ut_dir);
+	unregister_kprobe(&ut_walk_probe);
 	for (i = 0; i < ARRAY_SIZE(ut_probes); i++) {
 		if (ut_probes[i].addr)
 			unregister_kprobe(&ut_probes[i]);
@@ -421,6 +447,11 @@ static int __init ut_init(void)
 		ut_probes[i].pre_handler = ut_probe_pre;
 		if (register_kprobe(&ut_probes[i]))
 			ut_probes[i].addr = NULL;
+	}
+	ret = register_kprobe(&ut_walk_probe);
+	if (ret) {
+		ut_cleanup();
+		return ret;
 	}
 	ut_dir = debugfs_create_dir("unwind_test", NULL);
 	debugfs_create_file("request", 0200, ut_dir, NULL, &ut_request_fops);

@@ -104,8 +104,13 @@ asm(".text\n"
 #error "the unwind selftests know x86 only"
 #endif
 
+/* Kinds of logged events: requests, callbacks, user stack walks. */
+#define UT_REQ		0
+#define UT_CB		1
+#define UT_WALK		2
+
 struct ut_event {
-	int		is_cb;
+	int		is_cb;		/* UT_REQ, UT_CB or UT_WALK */
 	int		pid;
 	char		client;
 	char		ctx[16];
@@ -157,6 +162,11 @@ static inline int ut_read_events(struct ut_log *log)
 		}
 		if (log->n == UT_MAX_EVENTS)
 			return -1;
+		if (sscanf(line, "walk pid=%d", &ev->pid) == 1) {
+			ev->is_cb = UT_WALK;
+			log->n++;
+			continue;
+		}
 		if (sscanf(line, "req pid=%d client=%c ctx=%15s ret=%d cookie=%llx",
 			   &ev->pid, &ev->client, ev->ctx, &ev->ret, &cookie) == 5) {
 			ev->cookie = cookie;
