@@ -550,6 +550,23 @@ def parse_header(name):
     return author, subject, body
 
 
+COVER = os.path.join(PATCHES, "cover-letter")
+
+
+def fill_cover_letter(path):
+    """Put patches/cover-letter (subject line, blank line, text) into the
+    cover letter that git format-patch left with placeholders."""
+    if not os.path.exists(COVER):
+        die("patches/cover-letter is missing: the series needs its cover text")
+    subject, _, blurb = open(COVER).read().partition("\n\n")
+    text = open(path).read()
+    text = text.replace("*** SUBJECT HERE ***", subject.strip())
+    text = text.replace("*** BLURB HERE ***", blurb.strip())
+    text = text.replace("From: unwind-harness <harness@localhost>",
+                        "From: %s <%s>" % (git_user("name"), git_user("email")))
+    open(path, "w").write(text)
+
+
 def cmd_series(args):
     if not os.path.isdir(TREE):
         die("no prepared tree: run `make tree` first")
@@ -597,6 +614,9 @@ def cmd_series(args):
         shutil.rmtree(out, ignore_errors=True)
         git("format-patch", "-q", "--cover-letter" if len(patches) > 1 else
             "--no-cover-letter", "-o", out, "base..HEAD", cwd=wt)
+        cover = os.path.join(out, "0000-cover-letter.patch")
+        if os.path.exists(cover):
+            fill_cover_letter(cover)
         # Verify: the mails apply to the pristine base and rebuild the tree.
         git("worktree", "add", "-q", "--detach", check, "base")
         mails = sorted(m for m in os.listdir(out) if not m.startswith("0000-"))
