@@ -138,14 +138,20 @@ static void expect_chain(struct kunit *test, struct walk_env *env,
 		KUNIT_EXPECT_EQ(test, env->entries[i + 1], RA(env, i));
 }
 
+/* Walk from a plain IP with frame 0 current; expect return addresses 0..n-1. */
+static void walk_expect(struct kunit *test, struct walk_env *env, int n)
+{
+	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
+	     UNWIND_USER_MAX_DEPTH);
+	expect_chain(test, env, NOP_IP(env), n);
+}
+
 static void walk_good_chain(struct kunit *test)
 {
 	struct walk_env *env = walk_env(test, 8);
 
 	put_chain(test, env, 5);
-	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
-	     UNWIND_USER_MAX_DEPTH);
-	expect_chain(test, env, NOP_IP(env), 5);
+	walk_expect(test, env, 5);
 }
 
 static void walk_loop(struct kunit *test)
@@ -155,15 +161,11 @@ static void walk_loop(struct kunit *test)
 	put_chain(test, env, 5);
 	/* Frame 2 points back at frame 1: the walk stops after frame 2. */
 	put_frame(test, env, 2, FRAME(env, 1), RA(env, 2));
-	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
-	     UNWIND_USER_MAX_DEPTH);
-	expect_chain(test, env, NOP_IP(env), 3);
+	walk_expect(test, env, 3);
 
 	/* A frame pointing at itself. */
 	put_frame(test, env, 1, FRAME(env, 1), RA(env, 1));
-	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
-	     UNWIND_USER_MAX_DEPTH);
-	expect_chain(test, env, NOP_IP(env), 2);
+	walk_expect(test, env, 2);
 }
 
 static void walk_misaligned(struct kunit *test)
@@ -172,9 +174,7 @@ static void walk_misaligned(struct kunit *test)
 
 	put_chain(test, env, 5);
 	put_frame(test, env, 1, FRAME(env, 2) + 3, RA(env, 1));
-	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
-	     UNWIND_USER_MAX_DEPTH);
-	expect_chain(test, env, NOP_IP(env), 2);
+	walk_expect(test, env, 2);
 }
 
 static void walk_kernel_address(struct kunit *test)
@@ -183,9 +183,7 @@ static void walk_kernel_address(struct kunit *test)
 
 	put_chain(test, env, 5);
 	put_frame(test, env, 1, (unsigned long)env, RA(env, 1));
-	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
-	     UNWIND_USER_MAX_DEPTH);
-	expect_chain(test, env, NOP_IP(env), 2);
+	walk_expect(test, env, 2);
 }
 
 static void walk_unmapped(struct kunit *test)
@@ -196,9 +194,7 @@ static void walk_unmapped(struct kunit *test)
 	/* The stack's second page goes away: frames there cannot be read. */
 	KUNIT_ASSERT_EQ(test, vm_munmap(env->stack + PAGE_SIZE, PAGE_SIZE), 0);
 	put_frame(test, env, 1, env->stack + PAGE_SIZE + 0x40, RA(env, 1));
-	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
-	     UNWIND_USER_MAX_DEPTH);
-	expect_chain(test, env, NOP_IP(env), 2);
+	walk_expect(test, env, 2);
 }
 
 static void walk_bad_return_address(struct kunit *test)
@@ -208,15 +204,11 @@ static void walk_bad_return_address(struct kunit *test)
 	put_chain(test, env, 5);
 	/* A zero return address ends the stack. */
 	put_frame(test, env, 2, FRAME(env, 3), 0);
-	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
-	     UNWIND_USER_MAX_DEPTH);
-	expect_chain(test, env, NOP_IP(env), 2);
+	walk_expect(test, env, 2);
 
 	/* So does one outside executable memory (here: the stack). */
 	put_frame(test, env, 2, FRAME(env, 3), env->stack + 8);
-	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
-	     UNWIND_USER_MAX_DEPTH);
-	expect_chain(test, env, NOP_IP(env), 2);
+	walk_expect(test, env, 2);
 }
 
 static void walk_depth_limit(struct kunit *test)
@@ -290,15 +282,11 @@ static void walk_compat_chain(struct kunit *test)
 	struct walk_env *env = walk_env(test, 4);
 
 	put_chain(test, env, 5);
-	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
-	     UNWIND_USER_MAX_DEPTH);
-	expect_chain(test, env, NOP_IP(env), 5);
+	walk_expect(test, env, 5);
 
 	/* 4-byte alignment is enough for compat frames, 2 is not. */
 	put_frame(test, env, 1, FRAME(env, 2) + 2, RA(env, 1));
-	walk(env, NOP_IP(env), FRAME(env, 0) - 0x20, FRAME(env, 0),
-	     UNWIND_USER_MAX_DEPTH);
-	expect_chain(test, env, NOP_IP(env), 2);
+	walk_expect(test, env, 2);
 }
 
 static void walk_compat_prologue(struct kunit *test)
