@@ -16,6 +16,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 CONFIG ?= guest
+export CONFIG
 JOBS ?= $(shell nproc)
 TOP := $(CURDIR)
 SRC := $(TOP)/build/linux
