@@ -48,7 +48,7 @@ $(KOBJ)/.fragments.stamp: $(FRAGMENTS) harness/kconfig | tree
 	@touch $@
 
 kernel: tree $(KOBJ)/.fragments.stamp
-	@+$(KMAKE) bzImage modules
+	@+$(KMAKE) bzImage modules headers
 	@echo "kernel: $(BZIMAGE)"
 
 clean:

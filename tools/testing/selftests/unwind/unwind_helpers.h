@@ -61,6 +61,7 @@ asm(".text\n"
 	"ut_syscall_fp_ret:\n"
 	"	pop %rbp\n"
 	"	ret\n");
+#define UT_SYS_READ		0
 #define UT_SYS_WRITE		1
 #define UT_SYS_GETPPID		110
 #define UT_SYS_EXECVE		59
@@ -96,6 +97,7 @@ asm(".text\n"
 	"	pop %ebx\n"
 	"	pop %ebp\n"
 	"	ret\n");
+#define UT_SYS_READ		3
 #define UT_SYS_WRITE		4
 #define UT_SYS_GETPPID		64
 #define UT_SYS_EXECVE		11

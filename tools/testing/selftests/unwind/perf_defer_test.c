@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf's deferred user callchains (attr.defer_callchain, attr.defer_output),
+ * through perf_event_open() and the mmap ring buffer alone.
+ *
+ * Samples of a software clock taken while the task runs system calls from
+ * the end of a 60-function chain must carry their kernel callchain, then
+ * PERF_CONTEXT_USER_DEFERRED and a cookie, and no user addresses; one
+ * PERF_RECORD_CALLCHAIN_DEFERRED per kernel entry and buffer must carry
+ * that cookie and the chain.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "../kselftest_harness.h"
+#include "unwind_helpers.h"
+#include "unwind_chain.h"
+
+#ifndef PERF_RECORD_CALLCHAIN_DEFERRED
+#define PERF_RECORD_CALLCHAIN_DEFERRED	22
+#endif
+#ifndef PERF_CONTEXT_USER_DEFERRED
+#define PERF_CONTEXT_USER_DEFERRED	((__u64)-640)
+#endif
+
+#define RING_PAGES	256
+#define MAX_ITEMS	20000
+
+/* What one buffer held: samples and deferred records, by task and cookie. */
+struct item {
+	int		is_record;
+	uint32_t	tid;
+	uint64_t	cookie;		/* 0: a sample without deferral */
+	int		user_ips;	/* samples: user addresses present */
+	int		nr;		/* records: number of addresses */
+	unsigned long	*ips;
+};
+
+struct ring {
+	int		fd;		/* the tracking event, owner of the ring */
+	int		sampler;	/* sampling event writing into it, or -1 */
+	void		*base;
+	int		n;
+	int		lost;
+	struct item	item[MAX_ITEMS];
+};
+
+static struct ring rings[2];
+
+static void workload(int rounds);
+static void ring_parse(struct ring *r);
+
+static int open_event(struct perf_event_attr *attr, int cpu, int group)
+{
+	return syscall(SYS_perf_event_open, attr, cpu < 0 ? 0 : -1, cpu, group, 0);
+}
+
+static void base_attr(struct perf_event_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_CPU_CLOCK;
+	attr->sample_period = 100000;		/* ns: 10 kHz */
+	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
+	attr->sample_id_all = 1;
+	attr->disabled = 1;
+	attr->exclude_hv = 1;
+	attr->defer_callchain = 1;
+	attr->defer_output = 1;
+}
+
+/*
+ * A ring owned by a tracking event (a dummy software event with
+ * defer_output, as perf record uses), into which the sampling event writes
+ * too, if attr is given. The tracking event stays enabled until after the
+ * sampler is disabled and one more system call returned: a sample taken in
+ * the disabling ioctl gets its record when that ioctl returns.
+ */
+static int ring_open(struct ring *r, struct perf_event_attr *sampler, int cpu)
+{
+	struct perf_event_attr track;
+
+	memset(r, 0, sizeof(*r));
+	r->sampler = -1;
+	memset(&track, 0, sizeof(track));
+	track.size = sizeof(track);
+	track.type = PERF_TYPE_SOFTWARE;
+	track.config = PERF_COUNT_SW_DUMMY;
+	track.sample_type = PERF_SAMPLE_TID;
+	track.sample_id_all = 1;
+	track.disabled = 1;
+	track.defer_output = 1;
+	r->fd = open_event(&track, cpu, -1);
+	if (r->fd < 0)
+		return -errno;
+	r->base = mmap(NULL, (RING_PAGES + 1) * getpagesize(),
+		       PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	if (r->base == MAP_FAILED)
+		return -errno;
+	if (!sampler)
+		return 0;
+	r->sampler = open_event(sampler, cpu, -1);
+	if (r->sampler < 0)
+		return -errno;
+	return ioctl(r->sampler, PERF_EVENT_IOC_SET_OUTPUT, r->fd) ? -errno : 0;
+}
+
+static void rings_run(struct ring *r, int nr, int rounds)
+{
+	for (int i = 0; i < nr; i++)
+		ioctl(r[i].fd, PERF_EVENT_IOC_ENABLE, 0);
+	for (int i = 0; i < nr; i++)
+		if (r[i].sampler >= 0)
+			ioctl(r[i].sampler, PERF_EVENT_IOC_ENABLE, 0);
+	workload(rounds);
+	for (int i = 0; i < nr; i++)
+		if (r[i].sampler >= 0)
+			ioctl(r[i].sampler, PERF_EVENT_IOC_DISABLE, 0);
+	getppid();
+	for (int i = 0; i < nr; i++) {
+		ioctl(r[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+		ring_parse(&r[i]);
+	}
+}
+
+static void ring_close(struct ring *r)
+{
+	for (int i = 0; i < r->n; i++)
+		free(r->item[i].ips);
+	munmap(r->base, (RING_PAGES + 1) * getpagesize());
+	if (r->sampler >= 0)
+		close(r->sampler);
+	close(r->fd);
+}
+
+/* Copy one record out of the ring, which may wrap. */
+static void ring_copy(struct perf_event_mmap_page *meta, uint64_t off,
+		      void *dst, size_t len)
+{
+	char *data = (char *)meta + meta->data_offset;
+
+	for (size_t i = 0; i < len; i++)
+		((char *)dst)[i] = data[(off + i) % meta->data_size];
+}
+
+static void ring_parse(struct ring *r)
+{
+	struct perf_event_mmap_page *meta = r->base;
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	static uint64_t rec[8192];
+	uint64_t tail;
+
+	for (tail = meta->data_tail; tail < head && r->n < MAX_ITEMS;) {
+		struct perf_event_header hdr;
+		struct item *it = &r->item[r->n];
+
+		ring_copy(meta, tail, &hdr, sizeof(hdr));
+		if (hdr.size < sizeof(hdr) || hdr.size > sizeof(rec))
+			break;
+		ring_copy(meta, tail, rec, hdr.size);
+		tail += hdr.size;
+
+		if (hdr.type == PERF_RECORD_LOST) {
+			r->lost++;
+		} else if (hdr.type == PERF_RECORD_SAMPLE) {
+			/* header, pid/tid, nr, ips[nr] */
+			uint64_t nr = rec[2];
+			int user = 0;
+
+			memset(it, 0, sizeof(*it));
+			it->tid = rec[1] >> 32;
+			for (uint64_t i = 0; i < nr; i++) {
+				uint64_t ip = rec[3 + i];
+
+				if (ip == PERF_CONTEXT_USER_DEFERRED && i + 1 < nr)
+					it->cookie = rec[3 + ++i];
+				else if (ip == PERF_CONTEXT_USER)
+					user = 1;
+				else if (user && ip < PERF_CONTEXT_MAX)
+					it->user_ips++;
+			}
+			r->n++;
+		} else if (hdr.type == PERF_RECORD_CALLCHAIN_DEFERRED) {
+			/* header, cookie, nr, ips[nr], sample_id: pid/tid */
+			uint64_t nr = rec[2];
+
+			memset(it, 0, sizeof(*it));
+			it->is_record = 1;
+			it->cookie = rec[1];
+			it->nr = nr;
+			it->tid = rec[3 + nr] >> 32;
+			it->ips = calloc(nr + 1, sizeof(*it->ips));
+			for (uint64_t i = 0; i < nr; i++)
+				it->ips[i] = rec[3 + i];
+			/* Misc says user addresses; checked by the caller. */
+			it->user_ips = hdr.misc == PERF_RECORD_MISC_USER;
+			r->n++;
+		}
+	}
+	meta->data_tail = tail;
+}
+
+/* Spend time in the kernel from the end of the chain: read /dev/zero. */
+static void workload(int rounds)
+{
+	static char buf[1 << 20];
+	int fd = open("/dev/zero", O_RDONLY);
+
+	for (int i = 0; i < rounds && fd >= 0; i++)
+		chain_run(UT_SYS_READ, fd, (long)buf, sizeof(buf));
+	close(fd);
+}
+
+static struct item *find_record(struct ring *r, uint32_t tid, uint64_t cookie)
+{
+	for (int i = 0; i < r->n; i++) {
+		if (r->item[i].is_record && r->item[i].tid == tid &&
+		    r->item[i].cookie == cookie)
+			return &r->item[i];
+	}
+	return NULL;
+}
+
+FIXTURE(perf_defer) {
+	int unused;
+};
+
+FIXTURE_SETUP(perf_defer)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	base_attr(&attr);
+	fd = open_event(&attr, -1, -1);
+	if (fd < 0)
+		SKIP(return, "no deferred callchains in this kernel (%s)",
+		     strerror(errno));
+	close(fd);
+}
+
+FIXTURE_TEARDOWN(perf_defer)
+{
+}
+
+/*
+ * Per-task event: every sample has the marker and a cookie, no user
+ * addresses; every cookie has exactly one record, whose stack is the
+ * chain; samples of one entry share a cookie.
+ */
+TEST_F(perf_defer, task_event)
+{
+	struct ring *r = &rings[0];
+	struct perf_event_attr attr;
+	int samples = 0, deferred = 0, shared = 0, records = 0;
+
+	base_attr(&attr);
+	ASSERT_EQ(0, ring_open(r, &attr, -1));
+	rings_run(r, 1, 40);
+	ASSERT_EQ(0, r->lost);
+
+	for (int i = 0; i < r->n; i++) {
+		struct item *it = &r->item[i], *rec;
+		int dup = 0;
+
+		if (it->is_record) {
+			records++;
+			EXPECT_TRUE(it->user_ips);
+			for (int j = 0; j < i; j++)
+				dup += r->item[j].is_record &&
+				       r->item[j].cookie == it->cookie &&
+				       r->item[j].tid == it->tid;
+			EXPECT_EQ(0, dup);
+			continue;
+		}
+		samples++;
+		if (!it->cookie)
+			continue;
+		deferred++;
+		EXPECT_EQ(0, it->user_ips);
+		rec = find_record(r, it->tid, it->cookie);
+		EXPECT_TRUE(!!rec);
+		if (!rec)
+			continue;
+		for (int j = 0; j < i; j++) {
+			if (!r->item[j].is_record &&
+			    r->item[j].cookie == it->cookie) {
+				shared++;
+				break;
+			}
+		}
+		/* Samples inside the read: the record is the chain. */
+		if (rec->nr && rec->ips[0] == (unsigned long)ut_syscall_ret)
+			EXPECT_TRUE(chain_matches_ips(_metadata, rec->nr, rec->ips));
+	}
+	TH_LOG("%d samples, %d deferred, %d sharing a cookie, %d records",
+	       samples, deferred, shared, records);
+	EXPECT_GT(deferred, 10);
+	/* Every sample of this task asked for deferral and got it. */
+	EXPECT_EQ(samples, deferred);
+	/* Several samples in one system call share one cookie and record. */
+	EXPECT_GT(shared, 0);
+	EXPECT_LT(records, deferred);
+	ring_close(r);
+}
+
+/* Two events with defer_output in one buffer: still one record per entry. */
+TEST_F(perf_defer, one_record_per_buffer)
+{
+	struct ring *r = &rings[0];
+	struct perf_event_attr attr;
+	int second, records = 0, dup = 0;
+
+	/* The tracking event, the sampler and a second sampler: all output. */
+	base_attr(&attr);
+	ASSERT_EQ(0, ring_open(r, &attr, -1));
+	attr.sample_period = 150000;
+	second = open_event(&attr, -1, -1);
+	ASSERT_GE(second, 0);
+	ASSERT_EQ(0, ioctl(second, PERF_EVENT_IOC_SET_OUTPUT, r->fd));
+	ioctl(second, PERF_EVENT_IOC_ENABLE, 0);
+	rings_run(r, 1, 20);
+	ioctl(second, PERF_EVENT_IOC_DISABLE, 0);
+	ASSERT_EQ(0, r->lost);
+	for (int i = 0; i < r->n; i++) {
+		if (!r->item[i].is_record)
+			continue;
+		records++;
+		for (int j = 0; j < i; j++)
+			dup += r->item[j].is_record &&
+			       r->item[j].cookie == r->item[i].cookie;
+	}
+	EXPECT_GT(records, 0);
+	EXPECT_EQ(0, dup);
+	close(second);
+	ring_close(r);
+}
+
+/* Two buffers with defer_output: each gets the record. */
+TEST_F(perf_defer, every_buffer_gets_it)
+{
+	struct perf_event_attr attr;
+	int matched = 0, deferred = 0;
+
+	/* Samples go to ring 0; ring 1 has only a tracking event. */
+	base_attr(&attr);
+	attr.defer_output = 0;
+	ASSERT_EQ(0, ring_open(&rings[0], &attr, -1));
+	ASSERT_EQ(0, ring_open(&rings[1], NULL, -1));
+	rings_run(rings, 2, 20);
+	for (int i = 0; i < rings[0].n; i++) {
+		struct item *it = &rings[0].item[i];
+
+		if (it->is_record || !it->cookie)
+			continue;
+		deferred++;
+		matched += find_record(&rings[0], it->tid, it->cookie) &&
+			   find_record(&rings[1], it->tid, it->cookie);
+	}
+	EXPECT_GT(deferred, 0);
+	EXPECT_EQ(deferred, matched);
+	ring_close(&rings[0]);
+	ring_close(&rings[1]);
+}
+
+/* Per-CPU events: the records reach the buffer of the CPU they ran on. */
+TEST_F(perf_defer, cpu_events)
+{
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	struct perf_event_attr attr;
+	int deferred = 0, matched = 0;
+
+	if (ncpu > 2)
+		ncpu = 2;
+	base_attr(&attr);
+	for (int c = 0; c < ncpu; c++) {
+		int ret = ring_open(&rings[c], &attr, c);
+
+		if (ret == -EACCES || ret == -EPERM)
+			SKIP(return, "per-CPU events need privileges");
+		ASSERT_EQ(0, ret);
+	}
+	rings_run(rings, ncpu, 40);
+	/* Each sample of this task has its record in one of the buffers. */
+	for (int c = 0; c < ncpu; c++) {
+		for (int i = 0; i < rings[c].n; i++) {
+			struct item *it = &rings[c].item[i];
+			int found = 0;
+
+			if (it->is_record || !it->cookie || it->tid != (uint32_t)gettid())
+				continue;
+			deferred++;
+			for (int d = 0; d < ncpu; d++)
+				found |= !!find_record(&rings[d], it->tid, it->cookie);
+			matched += found;
+		}
+	}
+	TH_LOG("%d deferred samples of this task, %d with their record",
+	       deferred, matched);
+	EXPECT_GT(deferred, 0);
+	EXPECT_EQ(deferred, matched);
+	for (int c = 0; c < ncpu; c++)
+		ring_close(&rings[c]);
+}
+
+/* exclude_callchain_user still means no user part at all. */
+TEST_F(perf_defer, exclude_callchain_user)
+{
+	struct ring *r = &rings[0];
+	struct perf_event_attr attr;
+
+	base_attr(&attr);
+	attr.exclude_callchain_user = 1;
+	ASSERT_EQ(0, ring_open(r, &attr, -1));
+	rings_run(r, 1, 10);
+	for (int i = 0; i < r->n; i++) {
+		EXPECT_EQ(0, r->item[i].is_record);
+		EXPECT_EQ(0, r->item[i].cookie);
+		EXPECT_EQ(0, r->item[i].user_ips);
+	}
+	ring_close(r);
+}
+
+/* defer_callchain without callchains is a clear error. */
+TEST_F(perf_defer, needs_callchain)
+{
+	struct perf_event_attr attr;
+
+	base_attr(&attr);
+	attr.sample_type = PERF_SAMPLE_TID;
+	EXPECT_EQ(-1, open_event(&attr, -1, -1));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_HARNESS_MAIN
