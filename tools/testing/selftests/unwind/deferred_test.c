@@ -43,10 +43,10 @@ static void one_request(struct __test_metadata *_metadata, const char *ctx)
 	snprintf(cmd, sizeof(cmd), "%s 1 1", ctx);
 	ASSERT_EQ(strlen(cmd), chain_request(UT_DIR "/request", cmd) - CHAIN_LEN);
 	ASSERT_EQ(0, ut_read_events(&log_));
-	ASSERT_EQ(1, ut_count(&log_, getpid(), 0, 'A'));
-	ASSERT_EQ(1, ut_count(&log_, getpid(), 1, 'A'));
-	req = ut_find(&log_, getpid(), 0, 'A');
-	cb = ut_find(&log_, getpid(), 1, 'A');
+	ASSERT_EQ(1, ut_count(&log_, getpid(), UT_REQ, 'A'));
+	ASSERT_EQ(1, ut_count(&log_, getpid(), UT_CB, 'A'));
+	req = ut_find(&log_, getpid(), UT_REQ, 'A');
+	cb = ut_find(&log_, getpid(), UT_CB, 'A');
 	EXPECT_STREQ(ctx, req->ctx);
 	EXPECT_EQ(0, req->ret);
 	EXPECT_NE(0, req->cookie);
@@ -77,17 +77,17 @@ TEST_F(unwind, many_requests_one_entry)
 
 	chain_request(UT_DIR "/request", "nmi 100 3");
 	ASSERT_EQ(0, ut_read_events(&log_));
-	ASSERT_EQ(200, ut_count(&log_, getpid(), 0, 0));
-	ASSERT_EQ(1, ut_count(&log_, getpid(), 1, 'A'));
-	ASSERT_EQ(1, ut_count(&log_, getpid(), 1, 'B'));
+	ASSERT_EQ(200, ut_count(&log_, getpid(), UT_REQ, 0));
+	ASSERT_EQ(1, ut_count(&log_, getpid(), UT_CB, 'A'));
+	ASSERT_EQ(1, ut_count(&log_, getpid(), UT_CB, 'B'));
 	/* However many requests and clients: one walk. */
 	EXPECT_EQ(1, ut_count(&log_, getpid(), UT_WALK, 0));
-	a = ut_find(&log_, getpid(), 1, 'A');
-	b = ut_find(&log_, getpid(), 1, 'B');
+	a = ut_find(&log_, getpid(), UT_CB, 'A');
+	b = ut_find(&log_, getpid(), UT_CB, 'B');
 	for (i = 0; i < log_.n; i++) {
 		struct ut_event *ev = &log_.ev[i];
 
-		if (ev->is_cb != UT_REQ)
+		if (ev->kind != UT_REQ)
 			continue;
 		EXPECT_EQ(a->cookie, ev->cookie);
 		/* The first request per client queues, the rest join it. */
@@ -107,12 +107,12 @@ TEST_F(unwind, new_entry_new_cookie)
 
 	chain_request(UT_DIR "/request", "task 1 1");
 	ASSERT_EQ(0, ut_read_events(&log_));
-	ASSERT_TRUE(!!(ut_find(&log_, getpid(), 1, 'A')));
-	first = ut_find(&log_, getpid(), 1, 'A')->cookie;
+	ASSERT_TRUE(!!(ut_find(&log_, getpid(), UT_CB, 'A')));
+	first = ut_find(&log_, getpid(), UT_CB, 'A')->cookie;
 	chain_request(UT_DIR "/request", "task 1 1");
 	ASSERT_EQ(0, ut_read_events(&log_));
-	ASSERT_TRUE(!!(ut_find(&log_, getpid(), 1, 'A')));
-	EXPECT_NE(first, ut_find(&log_, getpid(), 1, 'A')->cookie);
+	ASSERT_TRUE(!!(ut_find(&log_, getpid(), UT_CB, 'A')));
+	EXPECT_NE(first, ut_find(&log_, getpid(), UT_CB, 'A')->cookie);
 }
 
 /*
@@ -127,16 +127,16 @@ TEST_F(unwind, late_requests)
 
 	chain_request(UT_DIR "/request", "task 1 1 late");
 	ASSERT_EQ(0, ut_read_events(&log_));
-	ASSERT_EQ(1, ut_count(&log_, getpid(), 1, 'A'));
-	ASSERT_EQ(1, ut_count(&log_, getpid(), 1, 'B'));
+	ASSERT_EQ(1, ut_count(&log_, getpid(), UT_CB, 'A'));
+	ASSERT_EQ(1, ut_count(&log_, getpid(), UT_CB, 'B'));
 	/* B's callback came in a second pass, from the cached walk. */
 	EXPECT_EQ(1, ut_count(&log_, getpid(), UT_WALK, 0));
-	a = ut_find(&log_, getpid(), 1, 'A');
-	b = ut_find(&log_, getpid(), 1, 'B');
+	a = ut_find(&log_, getpid(), UT_CB, 'A');
+	b = ut_find(&log_, getpid(), UT_CB, 'B');
 	for (i = 0; i < log_.n; i++) {
 		struct ut_event *ev = &log_.ev[i];
 
-		if (ev->is_cb != UT_REQ || strcmp(ev->ctx, "callback"))
+		if (ev->kind != UT_REQ || strcmp(ev->ctx, "callback"))
 			continue;
 		late++;
 		EXPECT_EQ(a->cookie, ev->cookie);
@@ -164,14 +164,14 @@ TEST_F(unwind, fork_child_clean)
 	}
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	ASSERT_EQ(0, ut_read_events(&log_));
-	ASSERT_EQ(1, ut_count(&log_, getpid(), 1, 'A'));
-	ASSERT_EQ(1, ut_count(&log_, child, 1, 'B'));
-	EXPECT_EQ(0, ut_count(&log_, child, 1, 'A'));
-	cb = ut_find(&log_, child, 1, 'B');
-	EXPECT_NE(ut_find(&log_, getpid(), 1, 'A')->cookie, cb->cookie);
+	ASSERT_EQ(1, ut_count(&log_, getpid(), UT_CB, 'A'));
+	ASSERT_EQ(1, ut_count(&log_, child, UT_CB, 'B'));
+	EXPECT_EQ(0, ut_count(&log_, child, UT_CB, 'A'));
+	cb = ut_find(&log_, child, UT_CB, 'B');
+	EXPECT_NE(ut_find(&log_, getpid(), UT_CB, 'A')->cookie, cb->cookie);
 	EXPECT_TRUE(chain_matches(_metadata, cb));
 	for (i = 0; i < log_.n; i++)
-		EXPECT_TRUE(log_.ev[i].is_cb != UT_CB || log_.ev[i].nr > 0);
+		EXPECT_TRUE(log_.ev[i].kind != UT_CB || log_.ev[i].nr > 0);
 }
 
 /*
@@ -196,11 +196,11 @@ TEST_F(unwind, exec_delivers_old_stack)
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	ASSERT_EQ(0, ut_read_events(&log_));
-	ASSERT_EQ(1, ut_count(&log_, child, 0, 'A'));
-	ASSERT_EQ(1, ut_count(&log_, child, 1, 'A'));
-	EXPECT_EQ(ut_find(&log_, child, 0, 'A')->cookie,
-		  ut_find(&log_, child, 1, 'A')->cookie);
-	EXPECT_TRUE(chain_matches(_metadata, ut_find(&log_, child, 1, 'A')));
+	ASSERT_EQ(1, ut_count(&log_, child, UT_REQ, 'A'));
+	ASSERT_EQ(1, ut_count(&log_, child, UT_CB, 'A'));
+	EXPECT_EQ(ut_find(&log_, child, UT_REQ, 'A')->cookie,
+		  ut_find(&log_, child, UT_CB, 'A')->cookie);
+	EXPECT_TRUE(chain_matches(_metadata, ut_find(&log_, child, UT_CB, 'A')));
 }
 
 /* A request made in exit_group() is answered before the memory goes. */
@@ -221,9 +221,9 @@ TEST_F(unwind, exit_delivers_stack)
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(7, WEXITSTATUS(status));
 	ASSERT_EQ(0, ut_read_events(&log_));
-	ASSERT_EQ(1, ut_count(&log_, child, 0, 'A'));
-	ASSERT_EQ(1, ut_count(&log_, child, 1, 'A'));
-	EXPECT_TRUE(chain_matches(_metadata, ut_find(&log_, child, 1, 'A')));
+	ASSERT_EQ(1, ut_count(&log_, child, UT_REQ, 'A'));
+	ASSERT_EQ(1, ut_count(&log_, child, UT_CB, 'A'));
+	EXPECT_TRUE(chain_matches(_metadata, ut_find(&log_, child, UT_CB, 'A')));
 }
 
 /*
@@ -246,9 +246,9 @@ static struct ut_event *hostile(struct __test_metadata *_metadata,
 		return NULL;
 	ut_syscall_fp(UT_SYS_WRITE, fd, (long)cmd, strlen(cmd), (unsigned long)f);
 	close(fd);
-	if (ut_read_events(&log_) || ut_count(&log_, getpid(), 1, 'A') != 1)
+	if (ut_read_events(&log_) || ut_count(&log_, getpid(), UT_CB, 'A') != 1)
 		return NULL;
-	return ut_find(&log_, getpid(), 1, 'A');
+	return ut_find(&log_, getpid(), UT_CB, 'A');
 }
 
 /* Return addresses inside this program's text. */
@@ -365,8 +365,8 @@ TEST_F(unwind, deep_recursion)
 
 	recurse(100000);
 	ASSERT_EQ(0, ut_read_events(&log_));
-	ASSERT_EQ(1, ut_count(&log_, getpid(), 1, 'A'));
-	cb = ut_find(&log_, getpid(), 1, 'A');
+	ASSERT_EQ(1, ut_count(&log_, getpid(), UT_CB, 'A'));
+	cb = ut_find(&log_, getpid(), UT_CB, 'A');
 	EXPECT_EQ(UT_MAX_IPS, cb->nr);
 	/* After the syscall IP and the leaf, every frame is recurse(). */
 	for (i = 3; i < cb->nr; i++)
@@ -395,11 +395,11 @@ TEST_F(unwind, accepted_equals_delivered)
 
 			if (ev->pid != getpid())
 				continue;
-			if (ev->is_cb == UT_WALK) {
+			if (ev->kind == UT_WALK) {
 				walks++;
 				continue;
 			}
-			if (ev->is_cb == UT_REQ) {
+			if (ev->kind == UT_REQ) {
 				accepted += ev->ret == 0;
 				continue;
 			}
@@ -407,7 +407,7 @@ TEST_F(unwind, accepted_equals_delivered)
 			for (j = 0; j < i; j++) {
 				struct ut_event *e = &log_.ev[j];
 
-				if (e->is_cb != UT_CB || e->cookie != ev->cookie)
+				if (e->kind != UT_CB || e->cookie != ev->cookie)
 					continue;
 				first_of_entry = 0;
 				ASSERT_NE(e->client, ev->client);

@@ -112,7 +112,7 @@ asm(".text\n"
 #define UT_WALK		2
 
 struct ut_event {
-	int		is_cb;		/* UT_REQ, UT_CB or UT_WALK */
+	int		kind;		/* UT_REQ, UT_CB or UT_WALK */
 	int		pid;
 	char		client;
 	char		ctx[16];
@@ -165,7 +165,7 @@ static inline int ut_read_events(struct ut_log *log)
 		if (log->n == UT_MAX_EVENTS)
 			return -1;
 		if (sscanf(line, "walk pid=%d", &ev->pid) == 1) {
-			ev->is_cb = UT_WALK;
+			ev->kind = UT_WALK;
 			log->n++;
 			continue;
 		}
@@ -178,7 +178,7 @@ static inline int ut_read_events(struct ut_log *log)
 		if (sscanf(line, "cb pid=%d client=%c cookie=%llx nr=%d",
 			   &ev->pid, &ev->client, &cookie, &ev->nr) != 4)
 			return -1;
-		ev->is_cb = 1;
+		ev->kind = UT_CB;
 		ev->cookie = cookie;
 		ev->ips = calloc(UT_MAX_IPS, sizeof(*ev->ips));
 		ips = strstr(line, "ips=");
@@ -215,23 +215,23 @@ static inline int ut_write(const char *file, const char *cmd)
 }
 
 /* Count events matching pid (0: any), type and client (0: any). */
-static inline int ut_count(struct ut_log *log, int pid, int is_cb, char client)
+static inline int ut_count(struct ut_log *log, int pid, int kind, char client)
 {
 	int n = 0;
 
 	for (int i = 0; i < log->n; i++)
-		n += log->ev[i].is_cb == is_cb && (!pid || log->ev[i].pid == pid) &&
+		n += log->ev[i].kind == kind && (!pid || log->ev[i].pid == pid) &&
 		     (!client || log->ev[i].client == client);
 	return n;
 }
 
-static inline struct ut_event *ut_find(struct ut_log *log, int pid, int is_cb,
+static inline struct ut_event *ut_find(struct ut_log *log, int pid, int kind,
 				       char client)
 {
 	for (int i = 0; i < log->n; i++) {
 		struct ut_event *ev = &log->ev[i];
 
-		if (ev->is_cb == is_cb && (!pid || ev->pid == pid) &&
+		if (ev->kind == kind && (!pid || ev->pid == pid) &&
 		    (!client || ev->client == client))
 			return ev;
 	}
