@@ -31,6 +31,16 @@ void arch_unwind_user_init(struct unwind_user_state *state,
 	state->ip = regs->ip;
 	state->sp = regs->sp;
 	state->fp = regs->bp;
+#ifdef CONFIG_UPROBES
+	/*
+	 * Returning from a uprobe's breakpoint, the task is about to execute
+	 * the probed instruction's copy in the XOL area: the stack is that of
+	 * the probed address, which is also what the IP must report.
+	 */
+	if (current->utask && current->utask->state == UTASK_SSTEP &&
+	    regs->ip == current->utask->xol_vaddr)
+		state->ip = current->utask->vaddr;
+#endif
 	state->ws = 8;
 	state->ip_base = 0;
 	state->sp_base = 0;
@@ -38,7 +48,7 @@ void arch_unwind_user_init(struct unwind_user_state *state,
 		return;
 
 	state->ws = 4;
-	state->ip = (u32)regs->ip;
+	state->ip = (u32)state->ip;
 	state->sp = (u32)regs->sp;
 	state->fp = (u32)regs->bp;
 	base = insn_get_seg_base(regs, INAT_SEG_REG_CS);
@@ -48,8 +58,10 @@ void arch_unwind_user_init(struct unwind_user_state *state,
 }
 
 /*
- * The instruction bytes at the sampled IP. When a uprobe's breakpoint
- * replaced them, the original bytes are the probe's copy.
+ * The instruction bytes at the sampled IP. A uprobe's breakpoint replaced
+ * the first byte with int3: while its handlers run, the probe's copy has
+ * the original bytes; when the task is about to single-step the probed
+ * instruction, its out-of-line slot starts with the original first byte.
  */
 static unsigned int unwind_user_insn(struct unwind_user_state *state,
 				     u8 *buf, unsigned int len)
@@ -60,9 +72,16 @@ static unsigned int unwind_user_insn(struct unwind_user_state *state,
 	got = len - copy_from_user(buf, (void __user *)ip, len);
 #ifdef CONFIG_UPROBES
 	if (got && buf[0] == 0xcc && current->utask &&
-	    current->utask->auprobe && current->utask->vaddr == ip) {
-		memcpy(buf, current->utask->auprobe->insn, len);
-		got = len;
+	    current->utask->vaddr == ip) {
+		struct uprobe_task *utask = current->utask;
+
+		if (utask->auprobe) {
+			memcpy(buf, utask->auprobe->insn, len);
+			got = len;
+		} else if (utask->state == UTASK_SSTEP &&
+			   get_user(buf[0], (u8 __user *)utask->xol_vaddr)) {
+			got = 0;
+		}
 	}
 #endif
 	return got;

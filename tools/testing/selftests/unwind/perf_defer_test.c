@@ -407,6 +407,120 @@ TEST_F(perf_defer, cpu_events)
 		ring_close(&rings[c]);
 }
 
+/* The file offset of a function of this program, for a uprobe. */
+static long file_offset(unsigned long addr, char *path, size_t len)
+{
+	unsigned long start, end, off;
+	char line[512], exe[256];
+	long ret = -1;
+	ssize_t n;
+	FILE *f;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return -1;
+	exe[n] = '\0';
+	f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %*s %lx", &start, &end, &off) != 3)
+			continue;
+		if (addr >= start && addr < end && strstr(line, exe)) {
+			ret = addr - start + off;
+			break;
+		}
+	}
+	fclose(f);
+	snprintf(path, len, "%s", exe);
+	return ret;
+}
+
+#define UPROBE_EVENTS	"/sys/kernel/tracing/uprobe_events"
+#define UPROBE_ID	"/sys/kernel/tracing/events/unwind_selftest/chain30/id"
+
+/*
+ * A uprobe in chain_30's prologue, sampled with deferral: the stack is
+ * walked when the breakpoint returns to user space. At delta 0 the probe
+ * sits on "push %rbp", which x86 emulates: the task returns to the "mov
+ * %rsp,%rbp" after it. At delta 1 it sits on the mov, which the task is
+ * about to single-step out of line. Either way the record must start at
+ * chain_30 + 1, not at the out-of-line slot, and name chain_30's caller
+ * although the frame is not set up.
+ */
+static void uprobe_in_prologue(struct __test_metadata *_metadata, int delta)
+{
+	static const unsigned char prologue[] = { 0x55, 0x48, 0x89, 0xe5 };
+	struct ring *r = &rings[0];
+	struct perf_event_attr attr;
+	char path[256], probe[400], id[32];
+	int fd, checked = 0;
+	long off;
+
+	if (memcmp((void *)chain_30, prologue, sizeof(prologue)))
+		SKIP(return, "chain_30 does not start with push %%rbp; mov %%rsp,%%rbp");
+	chain_prime();
+	off = file_offset((unsigned long)chain_30, path, sizeof(path));
+	ASSERT_GE(off, 0);
+	snprintf(probe, sizeof(probe), "p:unwind_selftest/chain30 %s:%#lx\n",
+		 path, off + delta);
+	fd = open(UPROBE_EVENTS, O_WRONLY | O_APPEND);
+	if (fd < 0 || write(fd, probe, strlen(probe)) < 0)
+		SKIP(return, "cannot add a uprobe (%s)", strerror(errno));
+	close(fd);
+	fd = open(UPROBE_ID, O_RDONLY);
+	ASSERT_GE(fd, 0);
+	memset(id, 0, sizeof(id));
+	ASSERT_GT(read(fd, id, sizeof(id) - 1), 0);
+	close(fd);
+
+	base_attr(&attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = strtoull(id, NULL, 10);
+	attr.sample_period = 1;
+	ASSERT_EQ(0, ring_open(r, &attr, -1));
+	ioctl(r->fd, PERF_EVENT_IOC_ENABLE, 0);
+	ioctl(r->sampler, PERF_EVENT_IOC_ENABLE, 0);
+	for (int i = 0; i < 5; i++)
+		chain_run(UT_SYS_GETPPID, 0, 0, 0);
+	ioctl(r->sampler, PERF_EVENT_IOC_DISABLE, 0);
+	getppid();
+	ioctl(r->fd, PERF_EVENT_IOC_DISABLE, 0);
+	ring_parse(r);
+
+	for (int i = 0; i < r->n; i++) {
+		struct item *it = &r->item[i], *rec;
+
+		if (it->is_record || !it->cookie)
+			continue;
+		rec = find_record(r, it->tid, it->cookie);
+		ASSERT_TRUE(!!rec);
+		ASSERT_GE(rec->nr, 32);
+		EXPECT_EQ((unsigned long)chain_30 + 1, rec->ips[0]);
+		/* chain_30's caller, then the rest of the chain. */
+		for (int k = 0; k < 31; k++)
+			EXPECT_EQ(chain_ra[30 - k], rec->ips[1 + k]);
+		checked++;
+	}
+	EXPECT_EQ(5, checked);
+	ring_close(r);
+
+	fd = open(UPROBE_EVENTS, O_WRONLY | O_APPEND);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(26, write(fd, "-:unwind_selftest/chain30\n", 26));
+	close(fd);
+}
+
+TEST_F(perf_defer, uprobe_on_emulated_push)
+{
+	uprobe_in_prologue(_metadata, 0);
+}
+
+TEST_F(perf_defer, uprobe_on_single_stepped_mov)
+{
+	uprobe_in_prologue(_metadata, 1);
+}
+
 /* exclude_callchain_user still means no user part at all. */
 TEST_F(perf_defer, exclude_callchain_user)
 {
