@@ -65,7 +65,7 @@ perf: tree
 	@mkdir -p build/perf-obj build/bin
 	@+$(MAKE) --no-print-directory -C $(SRC)/tools/perf $(PERF_FLAGS) -j$(JOBS) >build/perf-obj/build.log 2>&1 || \
 		{ tail -40 build/perf-obj/build.log; echo "perf: build failed, log: build/perf-obj/build.log"; exit 1; }
-	@install -m 755 build/perf-obj/perf build/bin/perf
+	@install -m 755 build/perf-obj/perf build/perf-obj/perf-archive build/bin/
 	@build/bin/perf version --build-options | grep -E 'dwarf|libelf|libtraceevent' | sed 's/^/perf: /'
 
 # Host-built programs the guest runs over 9p: the demo and the harness's own

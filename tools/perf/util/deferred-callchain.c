@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stitching deferred user callchains to their samples.
+ *
+ * Matching is by thread and cookie, never by cookie alone. Within one
+ * thread, kernel entries follow each other, so once the record of an entry
+ * arrives, any sample of that thread still waiting with another cookie
+ * belongs to an earlier entry whose record was lost. The last record of
+ * each thread is kept as well: a sample taken late in an entry, after the
+ * record was written, carries the same cookie and is stitched to it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/err.h>
+#include <linux/list.h>
+#include <linux/perf_event.h>
+#include <linux/zalloc.h>
+
+#include "debug.h"
+#include "deferred-callchain.h"
+#include "event.h"
+#include "evlist.h"
+#include "hashmap.h"
+#include "sample.h"
+
+struct deferred_thread {
+	struct list_head	pending;	/* deferred_sample.thread_node */
+	u64			cookie;		/* last record's; 0: none yet */
+	u64			nr;
+	u64			*ips;
+};
+
+struct deferred_sample {
+	struct list_head	thread_node;	/* in deferred_thread.pending */
+	struct list_head	session_node;	/* in deferred_callchains.pending */
+	u64			cookie;
+	u64			event[];	/* a copy of the sample event */
+};
+
+struct deferred_callchains {
+	struct evlist		*evlist;
+	struct hashmap		*threads;	/* tid -> struct deferred_thread */
+	struct list_head	pending;	/* every waiting sample, oldest first */
+	bool			merge;
+};
+
+static size_t tid_hash(long key, void *ctx __maybe_unused)
+{
+	return key;
+}
+
+static bool tid_equal(long key1, long key2, void *ctx __maybe_unused)
+{
+	return key1 == key2;
+}
+
+struct deferred_callchains *deferred_callchains__new(struct evlist *evlist,
+						     bool merge)
+{
+	struct deferred_callchains *dc = zalloc(sizeof(*dc));
+
+	if (!dc)
+		return NULL;
+	dc->threads = hashmap__new(tid_hash, tid_equal, NULL);
+	if (IS_ERR(dc->threads)) {
+		free(dc);
+		return NULL;
+	}
+	dc->evlist = evlist;
+	dc->merge = merge;
+	INIT_LIST_HEAD(&dc->pending);
+	return dc;
+}
+
+static void deferred_sample__free(struct deferred_sample *ds)
+{
+	list_del(&ds->thread_node);
+	list_del(&ds->session_node);
+	free(ds);
+}
+
+void deferred_callchains__delete(struct deferred_callchains *dc)
+{
+	struct deferred_sample *ds, *tmp;
+	struct hashmap_entry *cur;
+	size_t bkt;
+
+	if (!dc)
+		return;
+	list_for_each_entry_safe(ds, tmp, &dc->pending, session_node)
+		deferred_sample__free(ds);
+	hashmap__for_each_entry(dc->threads, cur, bkt) {
+		struct deferred_thread *dt = cur->pvalue;
+
+		free(dt->ips);
+		free(dt);
+	}
+	hashmap__free(dc->threads);
+	free(dc);
+}
+
+/* Index of PERF_CONTEXT_USER_DEFERRED in the callchain, or -1. */
+static s64 deferred_marker(const struct ip_callchain *chain)
+{
+	u64 i;
+
+	if (!chain)
+		return -1;
+	for (i = 0; i < chain->nr; i++) {
+		if (chain->ips[i] == PERF_CONTEXT_USER_DEFERRED)
+			return i;
+	}
+	return -1;
+}
+
+/**
+ * perf_sample__deferred_cookie - does the sample wait for a deferred record?
+ * @sample: a parsed PERF_RECORD_SAMPLE
+ * @cookie: where to store the cookie of its kernel entry
+ *
+ * Return: true if the callchain ends in PERF_CONTEXT_USER_DEFERRED, even if
+ * the cookie after it is missing (then @cookie is 0 and nothing matches).
+ */
+bool perf_sample__deferred_cookie(const struct perf_sample *sample, u64 *cookie)
+{
+	s64 idx = deferred_marker(sample->callchain);
+
+	if (idx < 0)
+		return false;
+	*cookie = (u64)idx + 1 < sample->callchain->nr ?
+		  sample->callchain->ips[idx + 1] : 0;
+	return true;
+}
+
+/*
+ * Deliver @sample with a callchain of its kernel part followed by @nr user
+ * addresses (none: the kernel part only). The event itself is left alone:
+ * it may be a read-only file mapping, and perf inject writes it out as is.
+ */
+static int deliver_stitched(union perf_event *event, struct perf_sample *sample,
+			    const u64 *ips, u64 nr,
+			    deferred_deliver_t deliver, void *arg)
+{
+	struct ip_callchain *orig = sample->callchain, *chain;
+	s64 marker = deferred_marker(orig);
+	u64 kernel_nr = marker < 0 ? orig->nr : (u64)marker;
+	int ret;
+
+	chain = malloc(sizeof(*chain) + (kernel_nr + 1 + nr) * sizeof(u64));
+	if (!chain)
+		return -ENOMEM;
+	memcpy(chain->ips, orig->ips, kernel_nr * sizeof(u64));
+	chain->nr = kernel_nr;
+	if (nr) {
+		chain->ips[chain->nr++] = PERF_CONTEXT_USER;
+		memcpy(&chain->ips[chain->nr], ips, nr * sizeof(u64));
+		chain->nr += nr;
+	}
+	sample->callchain = chain;
+	ret = deliver(arg, event, sample);
+	sample->callchain = orig;
+	free(chain);
+	return ret;
+}
+
+static struct deferred_thread *deferred_thread(struct deferred_callchains *dc,
+					       u32 tid)
+{
+	struct deferred_thread *dt;
+
+	if (hashmap__find(dc->threads, tid, &dt))
+		return dt;
+	dt = zalloc(sizeof(*dt));
+	if (!dt)
+		return NULL;
+	INIT_LIST_HEAD(&dt->pending);
+	if (hashmap__add(dc->threads, tid, dt)) {
+		free(dt);
+		return NULL;
+	}
+	return dt;
+}
+
+/**
+ * deferred_callchains__sample - deliver or queue a sample
+ * @dc: the session's state
+ * @event: a PERF_RECORD_SAMPLE whose callchain has PERF_CONTEXT_USER_DEFERRED
+ * @sample: @event, parsed
+ * @deliver: called with the sample once its callchain is complete
+ * @arg: passed to @deliver
+ *
+ * Return: 0, an error from @deliver, or -ENOMEM.
+ */
+int deferred_callchains__sample(struct deferred_callchains *dc,
+				union perf_event *event, struct perf_sample *sample,
+				deferred_deliver_t deliver, void *arg)
+{
+	struct deferred_thread *dt;
+	struct deferred_sample *ds;
+	u64 cookie = 0;
+
+	perf_sample__deferred_cookie(sample, &cookie);
+	if (!dc->merge || !cookie)
+		return deliver_stitched(event, sample, NULL, 0, deliver, arg);
+
+	dt = deferred_thread(dc, sample->tid);
+	if (!dt)
+		return -ENOMEM;
+	if (dt->cookie == cookie) {
+		dc->evlist->stats.nr_deferred_stitched++;
+		return deliver_stitched(event, sample, dt->ips, dt->nr,
+					deliver, arg);
+	}
+
+	ds = malloc(sizeof(*ds) + event->header.size);
+	if (!ds)
+		return -ENOMEM;
+	ds->cookie = cookie;
+	memcpy(ds->event, event, event->header.size);
+	list_add_tail(&ds->thread_node, &dt->pending);
+	list_add_tail(&ds->session_node, &dc->pending);
+	return 0;
+}
+
+/* Deliver a queued sample, with @ips (its record's) or without (lost). */
+static int deliver_queued(struct deferred_callchains *dc,
+			  struct deferred_sample *ds, const u64 *ips, u64 nr,
+			  deferred_deliver_t deliver, void *arg)
+{
+	union perf_event *event = (union perf_event *)ds->event;
+	struct perf_sample sample;
+	int ret;
+
+	ret = evlist__parse_sample(dc->evlist, event, &sample);
+	if (!ret) {
+		if (ips)
+			dc->evlist->stats.nr_deferred_stitched++;
+		else
+			dc->evlist->stats.nr_deferred_lost++;
+		ret = deliver_stitched(event, &sample, ips, nr, deliver, arg);
+	}
+	deferred_sample__free(ds);
+	return ret;
+}
+
+/**
+ * deferred_callchains__record - deliver the samples a record completes
+ * @dc: the session's state
+ * @event: a PERF_RECORD_CALLCHAIN_DEFERRED
+ * @sample: its sample_id fields, parsed (tid is what matters)
+ * @deliver: called for each sample of that thread waiting so far
+ * @arg: passed to @deliver
+ *
+ * Samples of the thread with the record's cookie get its addresses; those
+ * with another cookie are from earlier entries whose records were lost.
+ *
+ * Return: 0, an error from @deliver, or -ENOMEM.
+ */
+int deferred_callchains__record(struct deferred_callchains *dc,
+				union perf_event *event, struct perf_sample *sample,
+				deferred_deliver_t deliver, void *arg)
+{
+	struct perf_record_callchain_deferred *rec = &event->callchain_deferred;
+	size_t max_nr = (event->header.size - sizeof(*rec)) / sizeof(u64);
+	struct deferred_sample *ds, *tmp;
+	struct deferred_thread *dt;
+	u64 *ips;
+	int ret = 0;
+
+	if (!dc->merge)
+		return 0;
+	if (rec->nr > max_nr) {
+		pr_warning("CALLCHAIN_DEFERRED of tid %u: %" PRI_lu64 " addresses do not fit in %u bytes, ignored\n",
+			   sample->tid, rec->nr, event->header.size);
+		return 0;
+	}
+	dt = deferred_thread(dc, sample->tid);
+	if (!dt)
+		return -ENOMEM;
+	ips = malloc(rec->nr * sizeof(u64) ?: 1);
+	if (!ips)
+		return -ENOMEM;
+	memcpy(ips, rec->ips, rec->nr * sizeof(u64));
+	free(dt->ips);
+	dt->ips = ips;
+	dt->nr = rec->nr;
+	dt->cookie = rec->cookie;
+
+	list_for_each_entry_safe(ds, tmp, &dt->pending, thread_node) {
+		bool match = ds->cookie == dt->cookie;
+		int err = deliver_queued(dc, ds, match ? dt->ips : NULL,
+					 match ? dt->nr : 0, deliver, arg);
+
+		if (err && !ret)
+			ret = err;
+	}
+	return ret;
+}
+
+/**
+ * deferred_callchains__flush - deliver every sample still waiting
+ * @dc: the session's state
+ * @deliver: called for each, oldest first, with the kernel part only
+ * @arg: passed to @deliver
+ *
+ * Called at the end of the session: their records never came (the session
+ * stopped before the threads returned to user space, or they were lost).
+ *
+ * Return: 0 or the first error from @deliver.
+ */
+int deferred_callchains__flush(struct deferred_callchains *dc,
+			       deferred_deliver_t deliver, void *arg)
+{
+	struct deferred_sample *ds, *tmp;
+	int ret = 0;
+
+	if (!dc)
+		return 0;
+	list_for_each_entry_safe(ds, tmp, &dc->pending, session_node) {
+		int err = deliver_queued(dc, ds, NULL, 0, deliver, arg);
+
+		if (err && !ret)
+			ret = err;
+	}
+	return ret;
+}
