@@ -18,7 +18,7 @@ echo "TAP version 13"
 n=0
 for t in "${tests[@]}"; do
 	log=/tmp/perf-test.log
-	timeout 600 perf test -v "$t" >"$log" 2>&1
+	timeout 600 perf test -vv "$t" >"$log" 2>&1
 	while IFS= read -r line; do
 		case "$line" in
 		ok:*) n=$((n + 1)); echo "ok $n ${line#ok: }" ;;
