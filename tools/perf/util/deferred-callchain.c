@@ -272,8 +272,8 @@ int deferred_callchains__record(struct deferred_callchains *dc,
 	if (!dc->merge)
 		return 0;
 	if (rec->nr > max_nr) {
-		pr_warning("CALLCHAIN_DEFERRED of tid %u: %" PRI_lu64 " addresses do not fit in %u bytes, ignored\n",
-			   sample->tid, rec->nr, event->header.size);
+		pr_warning("CALLCHAIN_DEFERRED of tid %u is truncated: ignored\n",
+			   sample->tid);
 		return 0;
 	}
 	dt = deferred_thread(dc, sample->tid);

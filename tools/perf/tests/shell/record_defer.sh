@@ -51,7 +51,8 @@ kernel_can_defer() {
 # Number of "<name> events:" in perf report --stats.
 stat_of() {
 	perf report -i "$1" --stats 2>/dev/null |
-		awk -v n="$2" '$1 == n && $2 == "events:" { print $3; f = 1; exit } END { if (!f) print 0 }'
+		awk -v n="$2" '$1 == n && $2 == "events:" { print $3; f = 1; exit }
+			END { if (!f) print 0 }'
 }
 
 test_record() {
@@ -71,8 +72,8 @@ test_record() {
 test_script_stitched() {
 	# Every sample of the workload ends in its user chain: leaf, parent.
 	perf script -i "${data}" -F ip,sym 2>"${tmpdir}/script.err" >"${tmpdir}/script"
-	chains=$(awk 'BEGIN { RS = "" } / leaf(\n|$)/ && / parent(\n|$)/ { n++ } END { print n + 0 }' \
-		"${tmpdir}/script")
+	chains=$(awk 'BEGIN { RS = "" } / leaf(\n|$)/ && / parent(\n|$)/ { n++ }
+		END { print n + 0 }' "${tmpdir}/script")
 	if [ "${chains}" -gt 0 ]; then
 		pass "perf script stitches leaf <- parent to ${chains} samples"
 	else
@@ -103,8 +104,8 @@ test_no_merge() {
 		head -20 "${tmpdir}/nomerge"
 	fi
 	# The samples themselves keep their kernel part only.
-	if awk 'BEGIN { RS = "" } !/cookie: 0x/ && / parent(\n|$)/ { bad = 1 } END { exit bad }' \
-		"${tmpdir}/nomerge"; then
+	if awk 'BEGIN { RS = "" } !/cookie: 0x/ && / parent(\n|$)/ { bad = 1 }
+		END { exit bad }' "${tmpdir}/nomerge"; then
 		pass "--no-merge-callchains leaves the samples unstitched"
 	else
 		fail "a sample was stitched despite --no-merge-callchains"
@@ -114,7 +115,8 @@ test_no_merge() {
 test_report() {
 	perf report -i "${data}" --stdio --no-children -g graph,0,callee \
 		--sort sym 2>/dev/null >"${tmpdir}/report"
-	if grep -q '\[\.\] leaf' "${tmpdir}/report" && grep -q -- '---leaf\|parent' "${tmpdir}/report"; then
+	if grep -q '\[\.\] leaf' "${tmpdir}/report" &&
+	   grep -q -- '---leaf\|parent' "${tmpdir}/report"; then
 		pass "perf report shows leaf with its callers"
 	else
 		fail "perf report has no leaf callchain"
@@ -162,7 +164,8 @@ test_shared_entry() {
 	cookies=$(grep -c '(cookie)$' "${tmpdir}/dd.dump")
 	records=$(grep -c 'PERF_RECORD_CALLCHAIN_DEFERRED cookie' "${tmpdir}/dd.dump")
 	lost=$(stat_of "${tmpdir}/dd.data" DEFERRED_LOST)
-	if [ "${records}" -gt 0 ] && [ "${cookies}" -gt "${records}" ] && [ "${lost}" -eq 0 ]; then
+	if [ "${records}" -gt 0 ] && [ "${cookies}" -gt "${records}" ] &&
+	   [ "${lost}" -eq 0 ]; then
 		pass "${cookies} deferred samples share ${records} records"
 	else
 		fail "deferred samples ${cookies}, records ${records}, lost ${lost}"
@@ -226,8 +229,8 @@ test_config_and_errors() {
 		if perf record -q -e cpu-clock --call-graph "${mode}" -o "${tmpdir}/bad.data" \
 			-- true >"${tmpdir}/bad.err" 2>&1; then
 			fail "--call-graph ${mode} was accepted"
-		elif grep -q "defer' works only with frame pointers\|Unknown --call-graph fp option" \
-			"${tmpdir}/bad.err"; then
+		elif grep -q -e "defer' works only with frame pointers" \
+			-e "Unknown --call-graph fp option" "${tmpdir}/bad.err"; then
 			pass "--call-graph ${mode} is refused with a clear message"
 		else
 			fail "--call-graph ${mode}: unclear error"
@@ -293,9 +296,9 @@ EOF
 		perf evlist -v -i "${tmpdir}/fb.data" >"${tmpdir}/fb.evlist" 2>&1
 		perf script -i "${tmpdir}/fb.data" -F ip,sym 2>/dev/null >"${tmpdir}/fb.script"
 		if ! grep -q 'defer_' "${tmpdir}/fb.evlist" &&
-		   awk 'BEGIN { RS = "" } / leaf(\n|$)/ && / parent(\n|$)/ { n++ } END { exit !n }' \
-			"${tmpdir}/fb.script"; then
-			pass "errno ${errno_val}: falls back to in-NMI fp callchains, with a message"
+		   awk 'BEGIN { RS = "" } / leaf(\n|$)/ && / parent(\n|$)/ { n++ }
+			END { exit !n }' "${tmpdir}/fb.script"; then
+			pass "errno ${errno_val}: in-NMI fp callchains, with a message"
 		else
 			fail "errno ${errno_val}: the fallback recording is not plain fp"
 		fi
