@@ -47,6 +47,8 @@
  */
 #include <linux/unwind_deferred.h>
 #include <linux/unwind_user.h>
+#include <linux/debugfs.h>
+#include <linux/fault-inject.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rculist.h>
@@ -76,6 +78,41 @@ static DEFINE_MUTEX(unwind_clients_lock);
 static LIST_HEAD(unwind_clients);
 static unsigned long unwind_bits_used;
 DEFINE_STATIC_SRCU(unwind_srcu);
+
+#ifdef CONFIG_FAULT_INJECTION
+/*
+ * fail_unwind_request (boot parameter, or debugfs with
+ * CONFIG_FAULT_INJECTION_DEBUG_FS) refuses requests with -EAGAIN, so that
+ * clients' fallback paths can be tested. Not in NMI: should_fail() draws a
+ * random number, which is not NMI-safe.
+ */
+static DECLARE_FAULT_ATTR(fail_unwind_request);
+
+static int __init fail_unwind_request_setup(char *str)
+{
+	return setup_fault_attr(&fail_unwind_request, str);
+}
+__setup("fail_unwind_request=", fail_unwind_request_setup);
+
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+static int __init fail_unwind_request_debugfs(void)
+{
+	return PTR_ERR_OR_ZERO(fault_create_debugfs_attr("fail_unwind_request",
+							 NULL, &fail_unwind_request));
+}
+late_initcall(fail_unwind_request_debugfs);
+#endif
+
+static bool unwind_request_should_fail(void)
+{
+	return !in_nmi() && should_fail(&fail_unwind_request, 1);
+}
+#else
+static inline bool unwind_request_should_fail(void)
+{
+	return false;
+}
+#endif
 
 static bool unwind_refuses_task(struct task_struct *task)
 {
@@ -206,6 +243,8 @@ int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 		return -ESRCH;
 	if (in_nmi() && !IS_ENABLED(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG))
 		return -EOPNOTSUPP;
+	if (unwind_request_should_fail())
+		return -EAGAIN;
 
 	/* Pairs with synchronize_rcu() in unwind_deferred_cancel(). */
 	guard(rcu)();

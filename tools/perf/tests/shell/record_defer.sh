@@ -81,13 +81,16 @@ test_script_stitched() {
 		head -40 "${tmpdir}/script"
 	fi
 
+	# A few samples may not be deferred at all: those the unwinder
+	# refused (taken in do_exit(), or too late on the way out) carry
+	# their user part inline, as with plain fp.
 	samples=$(stat_of "${data}" SAMPLE)
 	stitched=$(stat_of "${data}" DEFERRED_STITCHED)
 	lost=$(stat_of "${data}" DEFERRED_LOST)
 	records=$(stat_of "${data}" CALLCHAIN_DEFERRED)
-	if [ "${samples}" -gt 0 ] && [ "${stitched}" -eq "${samples}" ] && [ "${lost}" -eq 0 ] &&
-	   [ "${records}" -gt 0 ]; then
-		pass "all ${samples} samples stitched from ${records} records, none lost"
+	if [ "${samples}" -gt 0 ] && [ "${lost}" -eq 0 ] && [ "${records}" -gt 0 ] &&
+	   [ $((stitched * 100)) -ge $((samples * 95)) ]; then
+		pass "${stitched} of ${samples} samples stitched from ${records} records, none lost"
 	else
 		fail "samples ${samples}, stitched ${stitched}, lost ${lost}, records ${records}"
 	fi
@@ -103,12 +106,15 @@ test_no_merge() {
 		fail "--no-merge-callchains shows no resolved CALLCHAIN_DEFERRED record"
 		head -20 "${tmpdir}/nomerge"
 	fi
-	# The samples themselves keep their kernel part only.
-	if awk 'BEGIN { RS = "" } !/cookie: 0x/ && / parent(\n|$)/ { bad = 1 }
-		END { exit bad }' "${tmpdir}/nomerge"; then
+	# The samples themselves keep their kernel part only: only those
+	# that were not deferred at all show parent.
+	inline=$(awk 'BEGIN { RS = "" } !/cookie: 0x/ && / parent(\n|$)/ { n++ }
+		END { print n + 0 }' "${tmpdir}/nomerge")
+	undeferred=$(($(stat_of "${data}" SAMPLE) - $(stat_of "${data}" DEFERRED_STITCHED)))
+	if [ "${inline}" -le "${undeferred}" ]; then
 		pass "--no-merge-callchains leaves the samples unstitched"
 	else
-		fail "a sample was stitched despite --no-merge-callchains"
+		fail "${inline} samples show parent with --no-merge-callchains, ${undeferred} were not deferred"
 	fi
 }
 
@@ -175,16 +181,18 @@ test_shared_entry() {
 test_lost() {
 	# Stop recording while the task is inside a long read(): the samples
 	# of that call never get their record. They must still be shown, with
-	# their kernel part, and counted.
-	dd if=/dev/zero of=/dev/null bs=64M count=1000 2>/dev/null &
+	# their kernel part, and counted. Reading 1 GiB into a fresh buffer
+	# takes seconds in one system call (page faults and zeroing), far
+	# longer than the second we record it for.
+	dd if=/dev/zero of=/dev/null bs=1G count=1 2>/dev/null &
 	ddpid=$!
 	perf record -q -e cpu-clock -F 4000 --call-graph fp,defer -p "${ddpid}" \
 		-o "${tmpdir}/lost.data" 2>/dev/null &
 	recpid=$!
-	sleep 2
+	sleep 1
 	kill -INT "${recpid}"
 	wait "${recpid}"
-	kill "${ddpid}"
+	kill -KILL "${ddpid}"
 	wait "${ddpid}" 2>/dev/null
 	samples=$(stat_of "${tmpdir}/lost.data" SAMPLE)
 	stitched=$(stat_of "${tmpdir}/lost.data" DEFERRED_STITCHED)

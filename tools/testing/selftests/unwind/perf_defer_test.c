@@ -12,6 +12,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -405,6 +407,124 @@ TEST_F(perf_defer, cpu_events)
 	EXPECT_EQ(deferred, matched);
 	for (int c = 0; c < ncpu; c++)
 		ring_close(&rings[c]);
+}
+
+/* Moves a task back and forth between CPU 0 and CPU 1 until told to stop. */
+struct flipper {
+	pid_t		tid;
+	volatile int	stop;
+	int		moves;
+};
+
+static void *flip_affinity(void *arg)
+{
+	struct flipper *f = arg;
+	cpu_set_t set;
+
+	for (int cpu = 0; !f->stop; cpu ^= 1) {
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		f->moves += !sched_setaffinity(f->tid, sizeof(set), &set);
+		usleep(200);
+	}
+	return NULL;
+}
+
+/*
+ * Per-CPU events and a task that migrates while it is in the kernel: a
+ * sample taken on one CPU gets its record in the buffer of the CPU where
+ * the task returned to user space, and no sample is left without one.
+ */
+TEST_F(perf_defer, migrating_task)
+{
+	struct flipper f = { .tid = gettid() };
+	struct perf_event_attr attr;
+	int deferred = 0, matched = 0, crossed = 0;
+	pthread_t thread;
+	cpu_set_t all;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs");
+	base_attr(&attr);
+	for (int c = 0; c < 2; c++) {
+		int ret = ring_open(&rings[c], &attr, c);
+
+		if (ret == -EACCES || ret == -EPERM)
+			SKIP(return, "per-CPU events need privileges");
+		ASSERT_EQ(0, ret);
+	}
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, flip_affinity, &f));
+	rings_run(rings, 2, 100);
+	f.stop = 1;
+	pthread_join(thread, NULL);
+	sched_setaffinity(0, sizeof(all), &all);
+
+	for (int c = 0; c < 2; c++) {
+		for (int i = 0; i < rings[c].n; i++) {
+			struct item *it = &rings[c].item[i];
+			int here, there;
+
+			if (it->is_record || !it->cookie || it->tid != f.tid)
+				continue;
+			deferred++;
+			here = !!find_record(&rings[c], it->tid, it->cookie);
+			there = !!find_record(&rings[!c], it->tid, it->cookie);
+			matched += here || there;
+			crossed += !here && there;
+		}
+	}
+	TH_LOG("%d moves, %d deferred samples, %d with their record, %d of them on the other CPU",
+	       f.moves, deferred, matched, crossed);
+	EXPECT_GT(deferred, 0);
+	EXPECT_EQ(deferred, matched);
+	EXPECT_GT(crossed, 0);
+	ring_close(&rings[0]);
+	ring_close(&rings[1]);
+}
+
+#define FAIL_REQUEST "/sys/kernel/debug/fail_unwind_request/"
+
+/*
+ * When the unwinder refuses (here by fault injection, as for a task too
+ * far on its way out), samples take their user part in the interrupt, as
+ * without defer_callchain: no cookie, no record, the user chain inline.
+ */
+TEST_F(perf_defer, fallback_when_refused)
+{
+	struct ring *r = &rings[0];
+	struct perf_event_attr attr;
+	int samples = 0, with_user = 0, records = 0;
+
+	if (access(FAIL_REQUEST "probability", W_OK))
+		SKIP(return, "no fail_unwind_request fault injection");
+	base_attr(&attr);
+	ASSERT_EQ(0, ring_open(r, &attr, -1));
+	/* Every request fails while it is set: the test runs alone. */
+	ASSERT_EQ(0, ut_write(FAIL_REQUEST "verbose", "0"));
+	ASSERT_EQ(0, ut_write(FAIL_REQUEST "times", "-1"));
+	ASSERT_EQ(0, ut_write(FAIL_REQUEST "interval", "1"));
+	ASSERT_EQ(0, ut_write(FAIL_REQUEST "probability", "100"));
+	rings_run(r, 1, 20);
+	ASSERT_EQ(0, ut_write(FAIL_REQUEST "probability", "0"));
+
+	for (int i = 0; i < r->n; i++) {
+		struct item *it = &r->item[i];
+
+		if (it->is_record) {
+			records++;
+			continue;
+		}
+		samples++;
+		EXPECT_EQ(0, it->cookie);
+		with_user += it->user_ips > 0;
+	}
+	TH_LOG("%d samples, %d with user addresses, %d records",
+	       samples, with_user, records);
+	EXPECT_GT(samples, 10);
+	EXPECT_EQ(samples, with_user);
+	EXPECT_EQ(0, records);
+	ring_close(r);
 }
 
 /* The file offset of a function of this program, for a uprobe. */
