@@ -93,9 +93,9 @@ enum tt_stat {
 	TT_QUEUED, TT_ALREADY_QUEUED, TT_ALREADY_DONE,
 	TT_REFUSED_EAGAIN, TT_REFUSED_ESRCH, TT_REFUSED_EINVAL,
 	TT_CALLBACKS, TT_VERIFIED, TT_WALKS, TT_DROPPED, TT_CANCELS,
-	TT_WORKS, TT_EXITS, TT_UNTRACKED,
+	TT_WORKS, TT_EXITS, TT_CANCELS_IN_CALLBACK,
 	TT_ERRORS_FIRST,
-	TT_LOST = TT_ERRORS_FIRST, TT_DUPLICATES, TT_WRONG_STACKS,
+	TT_LOST = TT_ERRORS_FIRST, TT_DUPLICATES, TT_WRONG_STACKS, TT_UNTRACKED,
 	TT_SPURIOUS, TT_DOUBLE_WALKS, TT_KERNEL_ADDRS, TT_AFTER_CANCEL,
 	TT_CANCEL_RACED, TT_BAD_RESULT, TT_REFUSED_OTHER,
 	TT_NR_STATS,
@@ -106,8 +106,8 @@ static const char * const tt_stat_name[TT_NR_STATS] = {
 	"queued", "already_queued", "already_done",
 	"refused_eagain", "refused_esrch", "refused_einval",
 	"callbacks", "verified_stacks", "walks", "dropped_by_cancel",
-	"cancels", "works", "exits", "untracked",
-	"lost", "duplicates", "wrong_stacks",
+	"cancels", "works", "exits", "cancels_in_callback",
+	"lost", "duplicates", "wrong_stacks", "untracked_callbacks",
 	"spurious", "double_walks", "kernel_addresses", "after_cancel",
 	"cancel_raced", "bad_results", "refused_other",
 };
@@ -148,13 +148,25 @@ struct tt_sig {
 	unsigned long	ra_top;
 };
 
-/* One client's requests of one task: the cookie waiting and the last one answered. */
+/* Where a request was made, for the report of a lost one. */
+enum tt_where {
+	TT_FROM_USER = 1,	/* interrupt or NMI that hit user mode */
+	TT_FROM_KERNEL,		/* interrupt or NMI that hit the kernel */
+	TT_FROM_WORK_IRQ,	/* the work write's hrtimer */
+	TT_FROM_WORK,		/* the work write itself */
+	TT_FROM_WORK_SLEEP,	/* the work write, after sleeping */
+};
+
+/*
+ * One client's requests of one task: the cookie waiting for its callback
+ * and the last one answered, with the client generation they belong to.
+ */
 struct tt_cstate {
 	unsigned int	gen;
 	u64		pending;
 	u64		done;
 	u8		ctx;
-	u8		how;
+	u8		where;
 };
 
 /*
@@ -208,7 +220,7 @@ static struct tt_slot *tt_slot_claim(void)
 	for (i = 0; i < TT_PROBES; i++) {
 		struct tt_slot *s = &tt_slots[(h + i) % TT_SLOTS];
 
-		if (cmpxchg(&s->task, NULL, current) == NULL)
+		if (!cmpxchg(&s->task, NULL, current))
 			return s;
 	}
 	return NULL;
@@ -246,13 +258,14 @@ static void tt_settle(struct tt_slot *s, bool exiting)
 		 * State first: the churn thread moves the generation on before
 		 * it makes the client live again, so a live client of the
 		 * request's generation was not cancelled since the request.
+		 * The acquire pairs with the release of LIVE in tt_churn().
 		 */
 		state = smp_load_acquire(&cl->state);
 		gen = READ_ONCE(cl->gen);
 		if (state == TT_LIVE && cs->gen == gen) {
 			tt_inc(TT_LOST);
-			pr_err("lost: pid %d client %d cookie %#llx ctx %d how %d%s\n",
-			       current->pid, c, cs->pending, cs->ctx, cs->how,
+			pr_err("lost: pid %d client %d cookie %#llx ctx %d where %d%s\n",
+			       current->pid, c, cs->pending, cs->ctx, cs->where,
 			       exiting ? " at exit" : "");
 		} else {
 			/* Dropped by a cancel, as its contract allows. */
@@ -273,7 +286,7 @@ static void tt_bad(int c, int ret, u64 cookie, struct tt_cstate *cs, int ctx)
 }
 
 static void tt_account(struct tt_slot *s, int c, unsigned int gen, int ret,
-		       u64 cookie, bool bind, int ctx, int how)
+		       u64 cookie, bool bind, int ctx, enum tt_where where)
 {
 	struct tt_cstate *cs = &s->c[c];
 
@@ -316,7 +329,7 @@ static void tt_account(struct tt_slot *s, int c, unsigned int gen, int ret,
 		}
 		cs->pending = cookie;
 		cs->ctx = ctx;
-		cs->how = how;
+		cs->where = where;
 		break;
 	case UNWIND_ALREADY_QUEUED:
 		tt_inc(TT_ALREADY_QUEUED);
@@ -342,7 +355,7 @@ static void tt_account(struct tt_slot *s, int c, unsigned int gen, int ret,
 
 /* Requests for the current task from the clients in @mask. */
 static void tt_request(struct tt_slot *s, enum tt_ctx ctx, unsigned int mask,
-		       bool bind, int how)
+		       bool bind, enum tt_where where)
 {
 	int c, ret;
 	u64 cookie;
@@ -356,13 +369,15 @@ static void tt_request(struct tt_slot *s, enum tt_ctx ctx, unsigned int mask,
 		if (!(mask & BIT(c)))
 			continue;
 		atomic_inc(&cl->users);
+		/* Pairs with smp_mb() in tt_churn(): it sees us, or we see DEAD. */
 		smp_mb__after_atomic();
 		if (READ_ONCE(cl->state) != TT_DEAD) {
 			gen = READ_ONCE(cl->gen);
 			ret = unwind_deferred_request(&cl->work, &cookie);
 			tt_inc(TT_REQ_TASK + ctx);
-			tt_account(s, c, gen, ret, cookie, bind, ctx, how);
+			tt_account(s, c, gen, ret, cookie, bind, ctx, where);
 		}
+		/* The record is written before tt_churn() sees us gone. */
 		smp_mb__before_atomic();
 		atomic_dec(&cl->users);
 	}
@@ -370,9 +385,27 @@ static void tt_request(struct tt_slot *s, enum tt_ctx ctx, unsigned int mask,
 	s->busy--;
 }
 
+/*
+ * Random numbers for any context: get_random_u32() takes a local lock,
+ * which NMIs must not. A per-CPU xorshift is enough to pick clients; an
+ * NMI racing with the context it interrupted only repeats a number.
+ */
+static DEFINE_PER_CPU(u32, tt_rand_state);
+
+static u32 tt_rand(void)
+{
+	u32 x = this_cpu_read(tt_rand_state) ?: 0x9e3779b9;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	this_cpu_write(tt_rand_state, x);
+	return x;
+}
+
 static unsigned int tt_random_mask(void)
 {
-	return get_random_u32_inclusive(1, BIT(nclients) - 1);
+	return 1 + tt_rand() % (BIT(nclients) - 1);
 }
 
 /*
@@ -391,7 +424,7 @@ static void tt_request_remote(enum tt_ctx ctx, struct pt_regs *regs)
 		return;
 	tt_request(s, ctx, tt_random_mask(),
 		   regs && !user_mode(regs) && READ_ONCE(s->in_work),
-		   !regs ? 3 : user_mode(regs) ? 1 : 2);
+		   regs && user_mode(regs) ? TT_FROM_USER : TT_FROM_KERNEL);
 }
 
 #ifdef CONFIG_X86_LOCAL_APIC
@@ -469,6 +502,7 @@ static void tt_callback(struct unwind_work *work,
 
 	atomic_inc(&cl->in_callback);
 	tt_inc(TT_CALLBACKS);
+	/* Pairs with the release of DEAD-then-LIVE ordering in tt_churn(). */
 	if (smp_load_acquire(&cl->state) == TT_DEAD)
 		tt_inc(TT_AFTER_CANCEL);
 	for (i = 0; i < trace->nr; i++) {
@@ -576,45 +610,49 @@ static void tt_wait(int *seen, int old)
 		cpu_relax();
 }
 
-static struct {
+/* The work write waiting, on this CPU, for its hrtimer's request. */
+struct tt_irq_req {
 	struct tt_slot	*slot;
 	int		fired;
-} tt_irq_req[NR_CPUS];
+};
+
+static DEFINE_PER_CPU(struct tt_irq_req, tt_irq_req);
 
 static enum hrtimer_restart tt_work_timer_fn(struct hrtimer *t)
 {
-	struct tt_slot *s = tt_irq_req[smp_processor_id()].slot;
+	struct tt_irq_req *r = this_cpu_ptr(&tt_irq_req);
+	struct tt_slot *s = r->slot;
 
 	if (s && s->task == current && !READ_ONCE(s->busy))
-		tt_request(s, TT_IRQ, tt_random_mask(), true, 4);
-	WRITE_ONCE(tt_irq_req[smp_processor_id()].fired, 1);
+		tt_request(s, TT_IRQ, tt_random_mask(), true, TT_FROM_WORK_IRQ);
+	WRITE_ONCE(r->fired, 1);
 	return HRTIMER_NORESTART;
 }
 
 /* Requests in the work write, from the contexts the worker asked for. */
 static void tt_work(struct tt_slot *s, unsigned int ctx)
 {
+	struct tt_irq_req *r;
 	struct hrtimer timer;
-	int cpu;
 
 	if (ctx & TT_WORK_TASK) {
 		guard(preempt)();
-		tt_request(s, TT_TASK, tt_random_mask(), true, 5);
+		tt_request(s, TT_TASK, tt_random_mask(), true, TT_FROM_WORK);
 	}
 	if (ctx & TT_WORK_IRQ) {
 		guard(preempt)();
-		cpu = smp_processor_id();
-		tt_irq_req[cpu].slot = s;
-		tt_irq_req[cpu].fired = 0;
+		r = this_cpu_ptr(&tt_irq_req);
+		r->slot = s;
+		r->fired = 0;
 		hrtimer_init_on_stack(&timer, CLOCK_MONOTONIC,
 				      HRTIMER_MODE_REL_PINNED_HARD);
 		timer.function = tt_work_timer_fn;
 		hrtimer_start(&timer, ns_to_ktime(1000),
 			      HRTIMER_MODE_REL_PINNED_HARD);
-		tt_wait(&tt_irq_req[cpu].fired, 0);
+		tt_wait(&r->fired, 0);
 		hrtimer_cancel(&timer);
 		destroy_hrtimer_on_stack(&timer);
-		tt_irq_req[cpu].slot = NULL;
+		r->slot = NULL;
 	}
 	if (ctx & TT_WORK_NMI) {
 		guard(preempt)();
@@ -627,7 +665,7 @@ static void tt_work(struct tt_slot *s, unsigned int ctx)
 	if (ctx & TT_WORK_SLEEP) {
 		usleep_range(20, 200);
 		guard(preempt)();
-		tt_request(s, TT_TASK, tt_random_mask(), true, 6);
+		tt_request(s, TT_TASK, tt_random_mask(), true, TT_FROM_WORK_SLEEP);
 	}
 }
 
@@ -688,7 +726,11 @@ static int tt_churn(void *unused)
 		}
 		msleep(churn_ms);
 		cl = &tt_clients[get_random_u32_below(nclients)];
+		/* Requests go on while the cancel runs: release for readers. */
 		smp_store_release(&cl->state, TT_CANCELLING);
+		/* The cancel must wait for this callback: counted as exercised. */
+		if (atomic_read(&cl->in_callback))
+			tt_inc(TT_CANCELS_IN_CALLBACK);
 		unwind_deferred_cancel(&cl->work);
 		WRITE_ONCE(cl->state, TT_DEAD);
 		/* Orders the store above before the loads of the counters. */
@@ -704,6 +746,7 @@ static int tt_churn(void *unused)
 			pr_err("cannot register client %td again\n", cl - tt_clients);
 			continue;
 		}
+		/* The new generation is visible before the client is live. */
 		smp_store_release(&cl->state, TT_LIVE);
 	}
 	return 0;
@@ -856,6 +899,7 @@ static int __init tt_init(void)
 	if (!nclients || nclients > TT_MAX_CLIENTS)
 		return -EINVAL;
 	for_each_possible_cpu(cpu) {
+		per_cpu(tt_rand_state, cpu) = get_random_u32() | 1;
 		hrtimer_init(per_cpu_ptr(&tt_tick, cpu), CLOCK_MONOTONIC,
 			     HRTIMER_MODE_REL_PINNED_HARD);
 		per_cpu_ptr(&tt_tick, cpu)->function = tt_tick_fn;
