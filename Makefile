@@ -10,6 +10,7 @@
 #   make perf      build the perf tool of the prepared tree as build/bin/perf
 #   make lint      checkpatch, kernel-doc, W=1 and sparse on what the series adds
 #   make series    export a git-am-able series to build/series
+#   make torture   a long torture run (DURATION=600 seconds), not in CI
 #
 # CONFIG=guest (default) or CONFIG=debug (guest + configs/debug.config).
 
@@ -32,10 +33,11 @@ ifneq ($(filter-out guest debug,$(CONFIG)),)
 $(error CONFIG must be guest or debug, not '$(CONFIG)')
 endif
 
-.PHONY: help tree refresh kernel perf demo kselftest test run lint series clean
+.PHONY: help tree refresh kernel perf demo kselftest test run lint series clean \
+	torture
 
 help:
-	@sed -n '3,15s/^# \{0,1\}//p' Makefile
+	@sed -n '3,16s/^# \{0,1\}//p' Makefile
 
 tree:
 	@harness/tree.py prepare $(if $(FORCE),--force)
@@ -101,6 +103,11 @@ test: kernel perf demo kselftest build/test-progs/perf_smoke
 CMD ?= $(TOP)/build/demo/deepstack 3
 run: kernel perf demo
 	@harness/vm-run -- $(TOP)/harness/demo-profile $(TOP)/build/bin/perf $(CMD)
+
+# A long torture run of deferred unwinding, outside CI (harness/torture).
+DURATION ?= 600
+torture: kernel kselftest
+	@DURATION=$(DURATION) harness/torture
 
 lint: tree $(KOBJ)/.fragments.stamp
 	@harness/lint

@@ -15,9 +15,9 @@
  * again for A and B, as a tracer whose events fire on the way out would.
  *
  * Writing "SYMBOL MASK" to "arm" makes one request per client in MASK
- * from a kprobe on SYMBOL (kernel_clone, begin_new_exec or do_group_exit)
- * the next time the writing task gets there: requests made in fork, exec
- * and exit.
+ * from a kprobe on SYMBOL (kernel_clone, begin_new_exec, do_group_exit or
+ * handle_userfault) the next time the writing task gets there: requests
+ * made in fork, exec and exit, and while a walk sleeps on a stalled page.
  *
  * Reading "events" returns, and forgets, every request, callback and user
  * stack walk (seen by a kprobe on unwind_user_walk()) since the last read,
@@ -244,9 +244,12 @@ static ssize_t ut_request_write(struct file *file, const char __user *ubuf,
 	return ret ? ret : len;
 }
 
-/* Requests from kprobes in fork, exec and exit, for one armed task each. */
+/*
+ * Requests from kprobes in fork, exec and exit, and in a user fault that
+ * userfaultfd stalls (the walk sleeps there), for one armed task each.
+ */
 static const char * const ut_probe_syms[] = {
-	"kernel_clone", "begin_new_exec", "do_group_exit",
+	"kernel_clone", "begin_new_exec", "do_group_exit", "handle_userfault",
 };
 
 static struct kprobe ut_probes[ARRAY_SIZE(ut_probe_syms)];
