@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Micro-benchmark of deferred user stack unwinding against perf's in-NMI
+ * frame-pointer walk, on the stack of the task that drives it.
+ *
+ * A program recurses to the depth it wants and writes one command to
+ * /sys/kernel/debug/unwind_bench per measurement, each in its own system
+ * call, so that every request is the first of its kernel entry:
+ *
+ *   nmi    from a self-NMI: time unwind_deferred_request(), then time
+ *          perf_callchain_user() on the same user registers
+ *   irq    the same from a hard hrtimer interrupt
+ *   walk   in the system call itself: time the walker that deferred
+ *          requests use (unwind_user_start() + unwind_user_walk())
+ *
+ * Reading the file returns one line per measurement since the last read,
+ * "mode ret request_ns perf_ns perf_frames walk_ns walk_frames clock_ns",
+ * clock_ns being the cost of two back-to-back local_clock() calls, which
+ * every figure includes. Built in, not a module: perf_callchain_user() is
+ * not exported.
+ */
+#include <linux/debugfs.h>
+#include <linux/hrtimer.h>
+#include <linux/init.h>
+#include <linux/mutex.h>
+#include <linux/nmi.h>
+#include <linux/perf_event.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/task_stack.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/unwind_deferred.h>
+#include <linux/unwind_user.h>
+#include <asm/apic.h>
+
+#define BENCH_MAX_SAMPLES	4096
+
+enum bench_mode { BENCH_NMI, BENCH_IRQ, BENCH_WALK };
+static const char * const bench_mode_names[] = { "nmi", "irq", "walk" };
+
+struct bench_sample {
+	u8	mode;
+	s8	ret;
+	u16	perf_frames;
+	u16	walk_frames;
+	u32	request_ns;
+	u32	perf_ns;
+	u32	walk_ns;
+	u32	clock_ns;
+};
+
+/*
+ * bench_lock serialises writers and readers. The sample being taken is
+ * filled by the NMI or hrtimer handler on top of the writer, which waits
+ * for it with preemption disabled: bench_done publishes it.
+ */
+static DEFINE_MUTEX(bench_lock);
+static struct bench_sample bench_samples[BENCH_MAX_SAMPLES];
+static unsigned int bench_nr;
+static struct bench_sample *bench_cur;
+static struct task_struct *bench_task;
+static int bench_done;
+
+/* Buffers of both walks, used under bench_lock only. */
+static u64 bench_perf_buf[1 + UNWIND_USER_MAX_DEPTH];
+static unsigned long bench_walk_buf[UNWIND_USER_MAX_DEPTH];
+
+static struct unwind_work bench_work;
+
+/* Deferred walks happen at the return to user space; nothing to keep. */
+static void bench_callback(struct unwind_work *work,
+			   struct unwind_stacktrace *trace, u64 cookie)
+{
+}
+
+static u32 bench_clock_ns(void)
+{
+	u64 t0 = local_clock();
+
+	return local_clock() - t0;
+}
+
+/* In NMI or hardirq context, on top of the writing task. */
+static void bench_measure_remote(struct bench_sample *s)
+{
+	struct perf_callchain_entry *entry = (void *)bench_perf_buf;
+	struct perf_callchain_entry_ctx ctx = {
+		.entry = entry,
+		.max_stack = UNWIND_USER_MAX_DEPTH,
+	};
+	u64 cookie, t0, t1;
+	int ret;
+
+	t0 = local_clock();
+	ret = unwind_deferred_request(&bench_work, &cookie);
+	t1 = local_clock();
+	s->request_ns = t1 - t0;
+	s->ret = ret;
+
+	entry->nr = 0;
+	t0 = local_clock();
+	perf_callchain_user(&ctx, task_pt_regs(current));
+	t1 = local_clock();
+	s->perf_ns = t1 - t0;
+	s->perf_frames = ctx.nr;
+	s->clock_ns = bench_clock_ns();
+}
+
+static void bench_remote(void)
+{
+	if (current != READ_ONCE(bench_task) || READ_ONCE(bench_done))
+		return;
+	bench_measure_remote(bench_cur);
+	/* Pairs with smp_load_acquire() in bench_wait(). */
+	smp_store_release(&bench_done, 1);
+}
+
+static int bench_nmi_handler(unsigned int type, struct pt_regs *regs)
+{
+	if (current != READ_ONCE(bench_task) || READ_ONCE(bench_done))
+		return NMI_DONE;
+	bench_remote();
+	return NMI_HANDLED;
+}
+
+static enum hrtimer_restart bench_hrtimer_fn(struct hrtimer *timer)
+{
+	bench_remote();
+	return HRTIMER_NORESTART;
+}
+
+static int bench_wait(void)
+{
+	u64 end = ktime_get_ns() + NSEC_PER_SEC;
+
+	while (!smp_load_acquire(&bench_done)) {
+		if (ktime_get_ns() > end)
+			return -ETIMEDOUT;
+		cpu_relax();
+	}
+	return 0;
+}
+
+static int bench_measure(struct bench_sample *s, enum bench_mode mode)
+{
+	struct unwind_stacktrace trace = { .entries = bench_walk_buf };
+	struct unwind_user_state state;
+	struct hrtimer timer;
+	u64 t0, t1;
+	int ret = 0;
+
+	s->mode = mode;
+	if (mode == BENCH_WALK) {
+		t0 = local_clock();
+		unwind_user_start(&state, task_pt_regs(current));
+		unwind_user_walk(&state, &trace, UNWIND_USER_MAX_DEPTH);
+		t1 = local_clock();
+		s->walk_ns = t1 - t0;
+		s->walk_frames = trace.nr;
+		s->clock_ns = bench_clock_ns();
+		return 0;
+	}
+
+	bench_cur = s;
+	bench_done = 0;
+	WRITE_ONCE(bench_task, current);
+	preempt_disable();
+	if (mode == BENCH_NMI) {
+		apic->send_IPI_self(NMI_VECTOR);
+	} else {
+		hrtimer_init_on_stack(&timer, CLOCK_MONOTONIC,
+				      HRTIMER_MODE_REL_PINNED_HARD);
+		timer.function = bench_hrtimer_fn;
+		hrtimer_start(&timer, ns_to_ktime(1000),
+			      HRTIMER_MODE_REL_PINNED_HARD);
+	}
+	ret = bench_wait();
+	if (mode == BENCH_IRQ) {
+		hrtimer_cancel(&timer);
+		destroy_hrtimer_on_stack(&timer);
+	}
+	WRITE_ONCE(bench_task, NULL);
+	preempt_enable();
+	return ret;
+}
+
+static ssize_t bench_write(struct file *file, const char __user *ubuf,
+			   size_t len, loff_t *ppos)
+{
+	char buf[8];
+	int mode, ret;
+
+	if (!len || len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	mode = sysfs_match_string(bench_mode_names, strim(buf));
+	if (mode < 0)
+		return mode;
+
+	mutex_lock(&bench_lock);
+	if (bench_nr == BENCH_MAX_SAMPLES) {
+		ret = -ENOSPC;
+	} else {
+		ret = bench_measure(&bench_samples[bench_nr], mode);
+		if (!ret)
+			bench_nr++;
+	}
+	mutex_unlock(&bench_lock);
+	return ret ? ret : len;
+}
+
+static int bench_show(struct seq_file *m, void *v)
+{
+	unsigned int i;
+
+	mutex_lock(&bench_lock);
+	for (i = 0; i < bench_nr; i++) {
+		struct bench_sample *s = &bench_samples[i];
+
+		seq_printf(m, "%s %d %u %u %u %u %u %u\n",
+			   bench_mode_names[s->mode], s->ret, s->request_ns,
+			   s->perf_ns, s->perf_frames, s->walk_ns,
+			   s->walk_frames, s->clock_ns);
+	}
+	/* A read that did not fit is retried from the start: keep them. */
+	if (!seq_has_overflowed(m))
+		bench_nr = 0;
+	mutex_unlock(&bench_lock);
+	return 0;
+}
+
+static int bench_open(struct inode *inode, struct file *file)
+{
+	return single_open_size(file, bench_show, NULL,
+				BENCH_MAX_SAMPLES * 64);
+}
+
+static const struct file_operations bench_fops = {
+	.owner		= THIS_MODULE,
+	.open		= bench_open,
+	.read		= seq_read,
+	.write		= bench_write,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+static int __init unwind_bench_init(void)
+{
+	int ret;
+
+	ret = unwind_deferred_init(&bench_work, bench_callback);
+	if (ret)
+		return ret;
+	ret = register_nmi_handler(NMI_LOCAL, bench_nmi_handler, 0,
+				   "unwind_bench");
+	if (ret) {
+		unwind_deferred_cancel(&bench_work);
+		return ret;
+	}
+	debugfs_create_file("unwind_bench", 0600, NULL, NULL, &bench_fops);
+	return 0;
+}
+late_initcall(unwind_bench_init);
