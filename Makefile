@@ -11,6 +11,7 @@
 #   make lint      checkpatch, kernel-doc, W=1 and sparse on what the series adds
 #   make series    export a git-am-able series to build/series
 #   make torture   a long torture run (DURATION=600 seconds), not in CI
+#   make bench     benchmarks against perf's in-NMI walk and DWARF: bench/results.md
 #
 # CONFIG=guest (default) or CONFIG=debug (guest + configs/debug.config).
 
@@ -33,7 +34,7 @@ ifneq ($(filter-out guest debug,$(CONFIG)),)
 $(error CONFIG must be guest or debug, not '$(CONFIG)')
 endif
 
-.PHONY: help tree refresh kernel perf demo kselftest test run lint series clean \
+.PHONY: help tree refresh kernel perf demo kselftest test run lint series clean bench \
 	torture
 
 help:
@@ -108,6 +109,23 @@ run: kernel perf demo
 DURATION ?= 600
 torture: kernel kselftest
 	@DURATION=$(DURATION) harness/torture
+
+# Benchmarks: the unwind_bench micro-benchmark and the perf tool on three
+# workloads, in one guest run; bench/report.py writes the table and plot.
+BENCH_PROGS := build/bench/micro build/bench/workload
+build/bench/micro: bench/micro.c
+	@mkdir -p $(@D)
+	gcc $(USER_CFLAGS) -o $@ $<
+build/bench/workload: bench/workload.c
+	@mkdir -p $(@D)
+	gcc $(USER_CFLAGS) -o $@ $< -lpthread
+
+bench: kernel perf $(BENCH_PROGS)
+	@rm -rf build/bench-out && mkdir -p build/bench-out
+	@harness/vm-run --timeout 3600 --mem 3072 --rw $(TOP)/build/bench-out -- \
+		$(TOP)/bench/run-guest $(TOP)/build/bench-out $(TOP)/build/bin/perf $(TOP)/build/bench
+	@bench/report.py build/bench-out bench/results.md bench/cost-vs-depth.svg "make bench"
+	@echo "bench: bench/results.md, bench/cost-vs-depth.svg"
 
 lint: tree $(KOBJ)/.fragments.stamp
 	@harness/lint

@@ -4,10 +4,12 @@
  * end of a frame-pointer call chain of a given depth; each prints its own
  * elapsed time in nanoseconds, so that perf's start and finish do not count.
  *
- *   workload syscall DEPTH N   N read()s of 64 KiB from /dev/zero: mostly
- *                              kernel time, many samples per system call
- *   workload user DEPTH N      N rounds of arithmetic: user time only
- *   workload threads DEPTH N   4 threads, each half syscall, half user
+ *   workload syscall DEPTH N   N read()s of 16 MiB from /dev/zero: kernel
+ *                              time, a few milliseconds per system call, so
+ *                              several samples fall in each
+ *   workload user DEPTH N      N thousand rounds of arithmetic: user time
+ *   workload threads DEPTH N   4 threads, each N/2 such reads and N*2000
+ *                              rounds of arithmetic
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -23,7 +25,7 @@ static volatile unsigned long sink;
 
 static void do_syscalls(long n)
 {
-	static __thread char buf[64 << 10];
+	static __thread char buf[16 << 20];
 	int fd = open("/dev/zero", O_RDONLY);
 
 	for (long i = 0; i < n && fd >= 0; i++)
@@ -54,7 +56,7 @@ static __attribute__((noinline)) int chain(int level, void (*work)(long), long n
 static void *thread_fn(void *arg)
 {
 	chain(depth, do_syscalls, count / 2);
-	chain(depth, do_user, count / 2);
+	chain(depth, do_user, count * 2);
 	return arg;
 }
 

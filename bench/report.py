@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turn the raw figures of bench/run-guest into bench/results.md and a plot.
+
+    bench/report.py RAWDIR RESULTS.md PLOT.svg COMMAND
+
+Every figure is a median over the repetitions of one run, with the spread
+(lowest and highest repetition) beside it; comparisons are ratios of figures
+taken in that same run.
+"""
+import collections
+import os
+import statistics
+import sys
+
+DEPTHS = [8, 64, 256, 512]
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def micro(raw):
+    """{(depth, mode): {field: [per-round medians]}} from micro.txt."""
+    rows = collections.defaultdict(lambda: collections.defaultdict(list))
+    for line in open(os.path.join(raw, "micro.txt")):
+        f = line.split()
+        if len(f) != 10:
+            continue
+        depth, rnd, mode = int(f[0]), int(f[1]), f[2]
+        req, perf, pfr, walk, wfr, clk = map(int, f[4:10])
+        r = rows[(depth, mode, rnd)]
+        # Each figure includes one local_clock() pair: take it out.
+        r["request"].append(req - clk)
+        r["perf"].append(perf - clk)
+        r["perf_frames"].append(pfr)
+        r["walk"].append(walk - clk)
+        r["walk_frames"].append(wfr)
+    out = collections.defaultdict(lambda: collections.defaultdict(list))
+    for (depth, mode, rnd), r in rows.items():
+        for k, v in r.items():
+            out[(depth, mode)][k].append(med(v))
+    return out
+
+
+def spread(xs, fmt="%.0f"):
+    if not xs:
+        return "n/a"
+    return (fmt + " (" + fmt + "-" + fmt + ")") % (med(xs), min(xs), max(xs))
+
+
+def macro(raw):
+    rows = collections.defaultdict(list)
+    for line in open(os.path.join(raw, "macro.txt")):
+        f = line.split()
+        if len(f) != 10:
+            continue
+        w, mode = f[0], f[1]
+        el, nbytes, samples, lost, records, stitched, unstitched = map(int, f[3:10])
+        rows[(w, mode)].append(dict(elapsed=el, bytes=nbytes, samples=samples,
+                                    lost=lost, records=records,
+                                    stitched=stitched, unstitched=unstitched))
+    return rows
+
+
+def walks_per_sample(mode, r):
+    if not r["samples"]:
+        return float("nan")
+    if mode == "fp":
+        return 1.0      # every sample walks the user stack in its interrupt
+    if mode == "dwarf":
+        return 0.0      # copies stack bytes instead; perf report unwinds them
+    inline = r["samples"] - r["stitched"] - r["unstitched"]
+    return (r["records"] + inline) / r["samples"]
+
+
+def svg_plot(m, path):
+    """Cost against stack depth, log-log, one line per measurement."""
+    series = [
+        ("request from NMI", "nmi", "request", "#d62728"),
+        ("request from IRQ", "irq", "request", "#ff7f0e"),
+        ("perf in-NMI walk", "nmi", "perf", "#1f77b4"),
+        ("perf walk from IRQ", "irq", "perf", "#17becf"),
+        ("deferred walker", "walk", "walk", "#2ca02c"),
+    ]
+    import math
+    W, H, L, R, T, B = 640, 420, 70, 190, 30, 50
+    vals = [med(m[(d, mode)][k]) for _, mode, k, _ in series for d in DEPTHS]
+    vals = [v for v in vals if v > 0]
+    lo, hi = math.log10(min(vals)) - 0.1, math.log10(max(vals)) + 0.1
+    xlo, xhi = math.log2(DEPTHS[0]), math.log2(DEPTHS[-1])
+
+    def xy(d, v):
+        x = L + (math.log2(d) - xlo) / (xhi - xlo) * (W - L - R)
+        y = T + (hi - math.log10(max(v, 1))) / (hi - lo) * (H - T - B)
+        return x, y
+
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+           'font-family="sans-serif" font-size="12">' % (W, H),
+           '<rect width="100%" height="100%" fill="white"/>',
+           '<text x="%d" y="18">Cost against user stack depth (median ns, log scales)</text>' % L]
+    for e in range(int(math.ceil(lo)), int(math.floor(hi)) + 1):
+        _, y = xy(DEPTHS[0], 10 ** e)
+        out.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/>'
+                   % (L, W - R, y, y))
+        out.append('<text x="%d" y="%.1f" text-anchor="end">%s</text>'
+                   % (L - 6, y + 4, "{:,}".format(10 ** e)))
+    for d in DEPTHS:
+        x, _ = xy(d, 1)
+        out.append('<text x="%.1f" y="%d" text-anchor="middle">%d</text>'
+                   % (x, H - B + 18, d))
+    out.append('<text x="%d" y="%d" text-anchor="middle">frames</text>'
+               % ((L + W - R) // 2, H - 12))
+    for i, (name, mode, k, color) in enumerate(series):
+        pts = [xy(d, med(m[(d, mode)][k])) for d in DEPTHS]
+        out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>'
+                   % (color, " ".join("%.1f,%.1f" % p for p in pts)))
+        for p in pts:
+            out.append('<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>' % (p + (color,)))
+        ly = T + 20 + 20 * i
+        out.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="2"/>'
+                   % (W - R + 10, W - R + 30, ly, ly, color))
+        out.append('<text x="%d" y="%d">%s</text>' % (W - R + 36, ly + 4, name))
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def main(argv):
+    raw, results, plot, command = argv[1:5]
+    kernel = open(os.path.join(raw, "kernel")).read().strip()
+    date = open(os.path.join(raw, "date")).read().strip()
+    m = micro(raw)
+    rounds = len(m[(64, "nmi")]["request"])
+    o = []
+    o.append("# Benchmark results\n")
+    o.append("Command: `%s`. Kernel %s, QEMU TCG guest, 2 vCPUs. Run %s.\n"
+             % (command, kernel, date))
+    o.append("Every figure is the median over the repetitions of this run, with "
+             "the lowest and highest repetition in parentheses. Under TCG "
+             "absolute times are slow and noisy; the ratios, taken within the "
+             "run, are what the figures are for.\n")
+
+    o.append("## Micro: one request against perf's in-NMI walk\n")
+    o.append("`bench/micro` recurses to each depth and, one system call per "
+             "measurement, has `unwind_bench` time a deferred request and "
+             "`perf_callchain_user()` (6.12's in-NMI frame-pointer walk) on the "
+             "same stack, from a self-NMI and from an hrtimer interrupt, and "
+             "the walker deferred requests use, in task context. %d rounds of "
+             "200 measurements each; the cost of reading the clock is "
+             "subtracted.\n" % rounds)
+    o.append("| frames | request, NMI (ns) | perf walk, NMI (ns) | request / walk | "
+             "request, IRQ (ns) | perf walk, IRQ (ns) | request / walk |")
+    o.append("| --- | --- | --- | --- | --- | --- | --- |")
+    for d in DEPTHS:
+        n, i = m[(d, "nmi")], m[(d, "irq")]
+        o.append("| %d | %s | %s | 1/%.1f | %s | %s | 1/%.1f |" % (
+            med(n["perf_frames"]), spread(n["request"]), spread(n["perf"]),
+            med(n["perf"]) / med(n["request"]), spread(i["request"]),
+            spread(i["perf"]), med(i["perf"]) / med(i["request"])))
+    o.append("")
+    o.append("| frames | deferred walker (ns) | per frame | perf walk per frame, NMI | "
+             "perf walk per frame, IRQ | walker / NMI walk |")
+    o.append("| --- | --- | --- | --- | --- | --- |")
+    for d in DEPTHS:
+        w, n, i = m[(d, "walk")], m[(d, "nmi")], m[(d, "irq")]
+        wpf = med(w["walk"]) / max(med(w["walk_frames"]), 1)
+        npf = med(n["perf"]) / max(med(n["perf_frames"]), 1)
+        ipf = med(i["perf"]) / max(med(i["perf_frames"]), 1)
+        o.append("| %d | %s | %.0f | %.0f | %.0f | %.2f |"
+                 % (med(w["walk_frames"]), spread(w["walk"]), wpf, npf, ipf, wpf / npf))
+    o.append("")
+    o.append('![cost against depth](%s)\n' % os.path.basename(plot))
+
+    mm = macro(raw)
+    reps = len(mm[("syscall", "none")])
+    o.append("## Macro: the perf tool\n")
+    o.append("`bench/workload` at the end of a 64-deep chain: (a) `syscall`, "
+             "16 MiB reads of /dev/zero (kernel time, a few ms per call); (b) `user`, "
+             "arithmetic (user time only); (c) `threads`, 4 threads, half of "
+             "each. `perf record -e cpu-clock -F 2000` with `--call-graph fp`, "
+             "`fp,defer` and `dwarf`, against no profiling; %d repetitions. "
+             "Walks per sample: user-stack walks by the kernel (fp: one per "
+             "sample, in the interrupt; fp,defer: one per deferred record, plus "
+             "samples the unwinder refused; dwarf: none, it copies 8 KiB of "
+             "stack per sample instead).\n" % reps)
+    o.append("| workload | mode | slowdown | perf.data bytes/sample | samples | "
+             "samples lost | walks/sample |")
+    o.append("| --- | --- | --- | --- | --- | --- | --- |")
+    base = {}
+    for w in ("syscall", "user", "threads"):
+        base[w] = med([r["elapsed"] for r in mm[(w, "none")]])
+        for mode in ("none", "fp", "defer", "dwarf"):
+            rs = mm[(w, mode)]
+            if mode == "none":
+                o.append("| %s | none | 1.00 (%.0f ms) | | | | |"
+                         % (w, base[w] / 1e6))
+                continue
+            slow = [r["elapsed"] / base[w] for r in rs]
+            bps = [r["bytes"] / r["samples"] for r in rs if r["samples"]]
+            o.append("| %s | %s | %s | %s | %.0f | %.0f | %.2f |" % (
+                w, "fp,defer" if mode == "defer" else mode,
+                spread(slow, "%.2f"), spread(bps), med([r["samples"] for r in rs]),
+                med([r["lost"] for r in rs]),
+                med([walks_per_sample(mode, r) for r in rs])))
+    o.append("")
+
+    def mbps(w, mode):
+        return med([r["bytes"] / r["samples"] for r in mm[(w, mode)] if r["samples"]])
+
+    def mslow(w, mode):
+        return med([r["elapsed"] / base[w] for r in mm[(w, mode)]])
+
+    n64, i64 = m[(64, "nmi")], m[(64, "irq")]
+    flat = med(m[(512, "nmi")]["request"]) / med(m[(8, "nmi")]["request"])
+    wpf = [med(m[(d, "walk")]["walk"]) / max(med(m[(d, "walk")]["walk_frames"]), 1)
+           for d in DEPTHS[1:]]
+    npf = [med(m[(d, "nmi")]["perf"]) / max(med(m[(d, "nmi")]["perf_frames"]), 1)
+           for d in DEPTHS[1:]]
+    o.append("## Targets\n")
+    o.append("| target | measured | met |")
+    o.append("| --- | --- | --- |")
+    targets = [
+        ("request cost flat in depth (NMI, 512 frames / 8 frames)",
+         "%.2f" % flat, flat < 1.5),
+        ("request from NMI at most 1/20 of a 64-frame in-NMI walk",
+         "1/%.1f" % (med(n64["perf"]) / med(n64["request"])),
+         med(n64["request"]) * 20 <= med(n64["perf"])),
+        ("walker per frame no higher than the in-NMI walk's (64-512 frames)",
+         " / ".join("%.2f" % (a / b) for a, b in zip(wpf, npf)),
+         all(a <= b for a, b in zip(wpf, npf))),
+        ("(a) bytes/sample at most 1/2 of fp",
+         "%.2f" % (mbps("syscall", "defer") / mbps("syscall", "fp")),
+         mbps("syscall", "defer") * 2 <= mbps("syscall", "fp")),
+        ("(a) bytes/sample at most 1/50 of dwarf",
+         "1/%.0f" % (mbps("syscall", "dwarf") / mbps("syscall", "defer")),
+         mbps("syscall", "defer") * 50 <= mbps("syscall", "dwarf")),
+        ("(b) bytes/sample at most 1.1x fp",
+         "%.2f" % (mbps("user", "defer") / mbps("user", "fp")),
+         mbps("user", "defer") <= 1.1 * mbps("user", "fp")),
+        ("(a) slowdown with fp,defer no higher than with fp",
+         "%.2f vs %.2f" % (mslow("syscall", "defer"), mslow("syscall", "fp")),
+         mslow("syscall", "defer") <= mslow("syscall", "fp")),
+    ]
+    for name, val, ok in targets:
+        o.append("| %s | %s | %s |" % (name, val, "yes" if ok else "**no**"))
+    o.append("")
+    with open(results, "w") as f:
+        f.write("\n".join(o) + "\n")
+    svg_plot(m, plot)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
