@@ -44,6 +44,13 @@ struct deferred_callchains {
 	struct hashmap		*threads;	/* tid -> struct deferred_thread */
 	struct list_head	pending;	/* every waiting sample, oldest first */
 	bool			merge;
+	/*
+	 * Events come in time order. Without it (perf report --stats, or
+	 * unordered processing), a record of a later entry may come before
+	 * the one a waiting sample needs: only the end of the session tells
+	 * that a record was lost.
+	 */
+	bool			ordered;
 };
 
 static size_t tid_hash(long key, void *ctx __maybe_unused)
@@ -57,7 +64,7 @@ static bool tid_equal(long key1, long key2, void *ctx __maybe_unused)
 }
 
 struct deferred_callchains *deferred_callchains__new(struct evlist *evlist,
-						     bool merge)
+						     bool merge, bool ordered)
 {
 	struct deferred_callchains *dc = zalloc(sizeof(*dc));
 
@@ -70,6 +77,7 @@ struct deferred_callchains *deferred_callchains__new(struct evlist *evlist,
 	}
 	dc->evlist = evlist;
 	dc->merge = merge;
+	dc->ordered = ordered;
 	INIT_LIST_HEAD(&dc->pending);
 	return dc;
 }
@@ -235,10 +243,14 @@ static int deliver_queued(struct deferred_callchains *dc,
 
 	ret = evlist__parse_sample(dc->evlist, event, &sample);
 	if (!ret) {
-		if (ips)
+		if (ips) {
 			dc->evlist->stats.nr_deferred_stitched++;
-		else
+		} else {
 			dc->evlist->stats.nr_deferred_lost++;
+			pr_debug("deferred callchain of tid %u, time %llu, cookie %#llx never came\n",
+				 sample.tid, (unsigned long long)sample.time,
+				 (unsigned long long)ds->cookie);
+		}
 		ret = deliver_stitched(event, &sample, ips, nr, deliver, arg);
 	}
 	deferred_sample__free(ds);
@@ -290,9 +302,12 @@ int deferred_callchains__record(struct deferred_callchains *dc,
 
 	list_for_each_entry_safe(ds, tmp, &dt->pending, thread_node) {
 		bool match = ds->cookie == dt->cookie;
-		int err = deliver_queued(dc, ds, match ? dt->ips : NULL,
-					 match ? dt->nr : 0, deliver, arg);
+		int err;
 
+		if (!match && !dc->ordered)
+			continue;
+		err = deliver_queued(dc, ds, match ? dt->ips : NULL,
+				     match ? dt->nr : 0, deliver, arg);
 		if (err && !ret)
 			ret = err;
 	}

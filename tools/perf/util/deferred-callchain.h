@@ -26,7 +26,7 @@ typedef int (*deferred_deliver_t)(void *arg, union perf_event *event,
 				  struct perf_sample *sample);
 
 struct deferred_callchains *deferred_callchains__new(struct evlist *evlist,
-						     bool merge);
+						     bool merge, bool ordered);
 void deferred_callchains__delete(struct deferred_callchains *dc);
 
 bool perf_sample__deferred_cookie(const struct perf_sample *sample, u64 *cookie);

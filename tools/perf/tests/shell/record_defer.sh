@@ -182,16 +182,12 @@ test_lost() {
 	# Stop recording while the task is inside a long read(): the samples
 	# of that call never get their record. They must still be shown, with
 	# their kernel part, and counted. Reading 1 GiB into a fresh buffer
-	# takes seconds in one system call (page faults and zeroing), far
-	# longer than the second we record it for.
+	# takes seconds in one system call (page faults and zeroing), longer
+	# than perf takes to start and record it for a second.
 	dd if=/dev/zero of=/dev/null bs=1G count=1 2>/dev/null &
 	ddpid=$!
 	perf record -q -e cpu-clock -F 4000 --call-graph fp,defer -p "${ddpid}" \
-		-o "${tmpdir}/lost.data" 2>/dev/null &
-	recpid=$!
-	sleep 1
-	kill -INT "${recpid}"
-	wait "${recpid}"
+		-o "${tmpdir}/lost.data" -- sleep 1 2>/dev/null
 	kill -KILL "${ddpid}"
 	wait "${ddpid}" 2>/dev/null
 	samples=$(stat_of "${tmpdir}/lost.data" SAMPLE)
