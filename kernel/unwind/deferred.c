@@ -79,29 +79,20 @@ static LIST_HEAD(unwind_clients);
 static unsigned long unwind_bits_used;
 DEFINE_STATIC_SRCU(unwind_srcu);
 
-#ifdef CONFIG_FAULT_INJECTION
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 /*
- * fail_unwind_request (boot parameter, or debugfs with
- * CONFIG_FAULT_INJECTION_DEBUG_FS) refuses requests with -EAGAIN, so that
- * clients' fallback paths can be tested. Not in NMI: should_fail() draws a
- * random number, which is not NMI-safe.
+ * /sys/kernel/debug/fail_unwind_request refuses requests with -EAGAIN, so
+ * that clients' fallback paths can be tested. Not in NMI: should_fail()
+ * draws a random number, which is not NMI-safe.
  */
 static DECLARE_FAULT_ATTR(fail_unwind_request);
 
-static int __init fail_unwind_request_setup(char *str)
-{
-	return setup_fault_attr(&fail_unwind_request, str);
-}
-__setup("fail_unwind_request=", fail_unwind_request_setup);
-
-#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 static int __init fail_unwind_request_debugfs(void)
 {
 	return PTR_ERR_OR_ZERO(fault_create_debugfs_attr("fail_unwind_request",
 							 NULL, &fail_unwind_request));
 }
 late_initcall(fail_unwind_request_debugfs);
-#endif
 
 static bool unwind_request_should_fail(void)
 {

@@ -134,6 +134,7 @@ static int bench_wait(void)
 {
 	u64 end = ktime_get_ns() + NSEC_PER_SEC;
 
+	/* Pairs with smp_store_release() in bench_remote(). */
 	while (!smp_load_acquire(&bench_done)) {
 		if (ktime_get_ns() > end)
 			return -ETIMEDOUT;

@@ -114,7 +114,7 @@ test_no_merge() {
 	if [ "${inline}" -le "${undeferred}" ]; then
 		pass "--no-merge-callchains leaves the samples unstitched"
 	else
-		fail "${inline} samples show parent with --no-merge-callchains, ${undeferred} were not deferred"
+		fail "${inline} samples show parent unmerged, ${undeferred} were not deferred"
 	fi
 }
 

@@ -412,7 +412,7 @@ TEST_F(perf_defer, cpu_events)
 /* Moves a task back and forth between CPU 0 and CPU 1 until told to stop. */
 struct flipper {
 	pid_t		tid;
-	volatile int	stop;
+	int		stop;		/* __atomic: set by the test, read here */
 	int		moves;
 };
 
@@ -421,7 +421,7 @@ static void *flip_affinity(void *arg)
 	struct flipper *f = arg;
 	cpu_set_t set;
 
-	for (int cpu = 0; !f->stop; cpu ^= 1) {
+	for (int cpu = 0; !__atomic_load_n(&f->stop, __ATOMIC_RELAXED); cpu ^= 1) {
 		CPU_ZERO(&set);
 		CPU_SET(cpu, &set);
 		f->moves += !sched_setaffinity(f->tid, sizeof(set), &set);
@@ -456,7 +456,7 @@ TEST_F(perf_defer, migrating_task)
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
 	ASSERT_EQ(0, pthread_create(&thread, NULL, flip_affinity, &f));
 	rings_run(rings, 2, 100);
-	f.stop = 1;
+	__atomic_store_n(&f.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(thread, NULL);
 	sched_setaffinity(0, sizeof(all), &all);
 
