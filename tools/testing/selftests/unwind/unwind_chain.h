@@ -3,12 +3,15 @@
  * A chain of 60 distinct frame-pointer functions whose innermost one makes
  * a system call through ut_syscall(): the user stack the kernel sees during
  * that call is known exactly, and chain_matches() checks a walked stack
- * against it. Shared by the deferred unwinding selftests.
+ * against it. Shared by the deferred unwinding selftests; programs that do
+ * not use the kselftest harness define UNWIND_CHAIN_NO_HARNESS first.
  */
 #ifndef UNWIND_CHAIN_H
 #define UNWIND_CHAIN_H
 
+#ifndef UNWIND_CHAIN_NO_HARNESS
 #include "../kselftest_harness.h"
+#endif
 #include "unwind_helpers.h"
 
 #define CHAIN_LEN	60
@@ -82,6 +85,7 @@ static inline long chain_request(const char *file, const char *cmd)
 	return ret;
 }
 
+#ifndef UNWIND_CHAIN_NO_HARNESS
 /*
  * Code addresses are the same in every process forked from this one, so a
  * process checking a stack that another one (a child) walked learns the
@@ -141,5 +145,6 @@ static inline int chain_matches(struct __test_metadata *_metadata,
 {
 	return chain_matches_ips(_metadata, cb->nr, cb->ips);
 }
+#endif /* UNWIND_CHAIN_NO_HARNESS */
 
 #endif /* UNWIND_CHAIN_H */

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The program the ftrace tests of deferred user stacks trace
+ * (tools/testing/selftests/ftrace/test.d/unwind/). It makes one system
+ * call at the end of the 60-frame chain of unwind_chain.h, then prints the
+ * frames the kernel must record for it, innermost first, one per line:
+ *
+ *   frame INDEX ADDRESS FILE_OFFSET
+ *
+ * with the file offset of the address in this program's file, from
+ * /proc/self/maps. Usage:
+ *
+ *   ftrace_chain getpriority WHICH WHO	getpriority(WHICH, WHO)
+ *   ftrace_chain setaffinity CPU	move itself to CPU (from another one)
+ *   ftrace_chain read			read one byte from standard input
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <sys/syscall.h>
+
+#define UNWIND_CHAIN_NO_HARNESS
+#include "unwind_chain.h"
+
+/* The frames the chain's system call leaves, innermost first. */
+static int chain_frames(unsigned long *ips)
+{
+	int i, n = 0;
+
+	ips[n++] = (unsigned long)ut_syscall_ret;
+	ips[n++] = ut_leaf_ra;
+	ips[n++] = leaf_caller_ra;
+	for (i = CHAIN_LEN - 1; i >= 0; i--)
+		ips[n++] = chain_ra[i];
+	return n;
+}
+
+/* The file offset of @ip in its mapping, -1 if it is in none. */
+static long long file_offset(unsigned long ip)
+{
+	unsigned long start, end, pgoff;
+	char line[512];
+	long long off = -1;
+	FILE *maps;
+
+	maps = fopen("/proc/self/maps", "r");
+	if (!maps)
+		return -1;
+	while (fgets(line, sizeof(line), maps)) {
+		if (sscanf(line, "%lx-%lx %*s %lx", &start, &end, &pgoff) != 3)
+			continue;
+		if (ip >= start && ip < end) {
+			off = ip - start + pgoff;
+			break;
+		}
+	}
+	fclose(maps);
+	return off;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: ftrace_chain getpriority WHICH WHO | setaffinity CPU | read\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long ips[CHAIN_LEN + 3];
+	cpu_set_t set;
+	char byte;
+	int i, n;
+
+	if (argc < 2)
+		return usage();
+	if (!strcmp(argv[1], "getpriority") && argc == 4) {
+		chain_run(SYS_getpriority, atol(argv[2]), atol(argv[3]), 0);
+	} else if (!strcmp(argv[1], "setaffinity") && argc == 3) {
+		int cpu = atoi(argv[2]);
+
+		/* Start on another CPU, so the call itself moves the task. */
+		CPU_ZERO(&set);
+		for (i = 0; i < CPU_SETSIZE; i++)
+			if (i != cpu)
+				CPU_SET(i, &set);
+		if (sched_setaffinity(0, sizeof(set), &set)) {
+			perror("sched_setaffinity");
+			return 1;
+		}
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		/* Each frame of the chain adds one to the result. */
+		if (chain_run(SYS_sched_setaffinity, 0, sizeof(set),
+			      (long)&set) != CHAIN_LEN) {
+			fprintf(stderr, "cannot move to CPU %d\n", cpu);
+			return 1;
+		}
+	} else if (!strcmp(argv[1], "read") && argc == 2) {
+		chain_run(SYS_read, 0, (long)&byte, 1);
+	} else {
+		return usage();
+	}
+
+	n = chain_frames(ips);
+	for (i = 0; i < n; i++)
+		printf("frame %d %#lx %#llx\n", i, ips[i], file_offset(ips[i]));
+	return 0;
+}
