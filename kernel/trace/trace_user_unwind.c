@@ -66,6 +66,7 @@ struct trace_user_unwind {
 	struct unwind_work		work;
 	struct trace_array		*tr;
 	unsigned int			users;
+	/* Taken by callbacks and by buffer resets, never in interrupts. */
 	spinlock_t			files_lock;
 	struct trace_user_unwind_file	files[1 << USER_UNWIND_INODE_BITS];
 };

@@ -57,9 +57,10 @@ static long long file_offset(unsigned long ip)
 	return off;
 }
 
-static int usage(void)
+static int print_usage(const char *prog)
 {
-	fprintf(stderr, "usage: ftrace_chain getpriority WHICH WHO | setaffinity CPU | read\n");
+	fprintf(stderr, "usage: %s getpriority WHICH WHO | setaffinity CPU | read\n",
+		prog);
 	return 2;
 }
 
@@ -71,7 +72,7 @@ int main(int argc, char **argv)
 	int i, n;
 
 	if (argc < 2)
-		return usage();
+		return print_usage(argv[0]);
 	if (!strcmp(argv[1], "getpriority") && argc == 4) {
 		chain_run(SYS_getpriority, atol(argv[2]), atol(argv[3]), 0);
 	} else if (!strcmp(argv[1], "setaffinity") && argc == 3) {
@@ -97,7 +98,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "read") && argc == 2) {
 		chain_run(SYS_read, 0, (long)&byte, 1);
 	} else {
-		return usage();
+		return print_usage(argv[0]);
 	}
 
 	n = chain_frames(ips);
