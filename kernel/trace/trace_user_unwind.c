@@ -119,9 +119,12 @@ static bool trace_user_unwind_named(struct trace_user_unwind *uu, u64 inode,
 				    dev_t dev)
 {
 	struct trace_user_unwind_file *slot = trace_user_unwind_slot(uu, inode, dev);
+	bool named;
 
-	guard(spinlock)(&uu->files_lock);
-	return slot->inode == inode && slot->dev == dev;
+	spin_lock(&uu->files_lock);
+	named = slot->inode == inode && slot->dev == dev;
+	spin_unlock(&uu->files_lock);
+	return named;
 }
 
 static void trace_user_unwind_set_named(struct trace_user_unwind *uu,
@@ -129,9 +132,10 @@ static void trace_user_unwind_set_named(struct trace_user_unwind *uu,
 {
 	struct trace_user_unwind_file *slot = trace_user_unwind_slot(uu, inode, dev);
 
-	guard(spinlock)(&uu->files_lock);
+	spin_lock(&uu->files_lock);
 	slot->inode = inode;
 	slot->dev = dev;
+	spin_unlock(&uu->files_lock);
 }
 
 /*
@@ -381,12 +385,14 @@ void trace_user_unwind_buffer_reset(struct array_buffer *buf)
 	if (!tr || buf != &tr->array_buffer)
 		return;
 
-	guard(rcu)();
+	rcu_read_lock();
 	uu = rcu_dereference(tr->user_unwind);
-	if (!uu)
-		return;
-	guard(spinlock)(&uu->files_lock);
-	memset(uu->files, 0, sizeof(uu->files));
+	if (uu) {
+		spin_lock(&uu->files_lock);
+		memset(uu->files, 0, sizeof(uu->files));
+		spin_unlock(&uu->files_lock);
+	}
+	rcu_read_unlock();
 }
 
 /* Output in the trace and trace_pipe files. */
