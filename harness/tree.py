@@ -553,11 +553,32 @@ def parse_header(name):
 COVER = os.path.join(PATCHES, "cover-letter")
 
 
+def check_cover_letter(subjects):
+    """The cover text must stay true as patches come and go: it names no
+    patch by number (git format-patch puts the numbered shortlog under it)
+    and mentions the subsystem of every patch (the prefix of its subject,
+    such as "perf tools" or "tracing")."""
+    if not os.path.exists(COVER):
+        die("patches/cover-letter is missing: the series needs its cover text")
+    blurb = open(COVER).read().partition("\n\n")[2]
+    numbered = re.findall(r"\b[Pp]atch(?:es)? \d+", blurb)
+    if numbered:
+        die("patches/cover-letter names patches by number (%s): describe them "
+            "by subsystem, the shortlog numbers them" % ", ".join(numbered))
+    flat = " ".join(blurb.split())
+    missing = []
+    for subject in subjects:
+        prefix = subject.partition(":")[0].strip()
+        if prefix and prefix not in flat:
+            missing.append("%s (%s)" % (prefix, subject))
+    if missing:
+        die("patches/cover-letter does not describe these patches' "
+            "subsystems:\n  " + "\n  ".join(missing))
+
+
 def fill_cover_letter(path):
     """Put patches/cover-letter (subject line, blank line, text) into the
     cover letter that git format-patch left with placeholders."""
-    if not os.path.exists(COVER):
-        die("patches/cover-letter is missing: the series needs its cover text")
     subject, _, blurb = open(COVER).read().partition("\n\n")
     text = open(path).read()
     text = text.replace("*** SUBJECT HERE ***", subject.strip())
@@ -595,6 +616,7 @@ def cmd_series(args):
         git("worktree", "remove", "--force", d, check=False)
         shutil.rmtree(d, ignore_errors=True)
     git("worktree", "prune")
+    check_cover_letter([parse_header(n)[1] for n in patches])
     try:
         git("worktree", "add", "-q", "--detach", wt, "base")
         for n in patches:

@@ -17,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "../kselftest_harness.h"
 #include "unwind_helpers.h"
@@ -29,7 +30,7 @@
 #define PERF_CONTEXT_USER_DEFERRED	((__u64)-640)
 #endif
 
-#define RING_PAGES	256
+#define RING_PAGES	512
 #define MAX_ITEMS	20000
 
 /* What one buffer held: samples and deferred records, by task and cookie. */
@@ -56,9 +57,16 @@ static struct ring rings[2];
 static void workload(int rounds);
 static void ring_parse(struct ring *r);
 
+static int open_event_pid(struct perf_event_attr *attr, int pid, int cpu,
+			  int group)
+{
+	return syscall(SYS_perf_event_open, attr, pid, cpu, group, 0);
+}
+
+/* This task's event (cpu < 0), or a CPU's event for every task. */
 static int open_event(struct perf_event_attr *attr, int cpu, int group)
 {
-	return syscall(SYS_perf_event_open, attr, cpu < 0 ? 0 : -1, cpu, group, 0);
+	return open_event_pid(attr, cpu < 0 ? 0 : -1, cpu, group);
 }
 
 static void base_attr(struct perf_event_attr *attr)
@@ -83,7 +91,8 @@ static void base_attr(struct perf_event_attr *attr)
  * sampler is disabled and one more system call returned: a sample taken in
  * the disabling ioctl gets its record when that ioctl returns.
  */
-static int ring_open(struct ring *r, struct perf_event_attr *sampler, int cpu)
+static int ring_open_pid(struct ring *r, struct perf_event_attr *sampler,
+			 int pid, int cpu)
 {
 	struct perf_event_attr track;
 
@@ -97,7 +106,8 @@ static int ring_open(struct ring *r, struct perf_event_attr *sampler, int cpu)
 	track.sample_id_all = 1;
 	track.disabled = 1;
 	track.defer_output = 1;
-	r->fd = open_event(&track, cpu, -1);
+	track.inherit = sampler && sampler->inherit;
+	r->fd = open_event_pid(&track, pid, cpu, -1);
 	if (r->fd < 0)
 		return -errno;
 	r->base = mmap(NULL, (RING_PAGES + 1) * getpagesize(),
@@ -106,20 +116,28 @@ static int ring_open(struct ring *r, struct perf_event_attr *sampler, int cpu)
 		return -errno;
 	if (!sampler)
 		return 0;
-	r->sampler = open_event(sampler, cpu, -1);
+	r->sampler = open_event_pid(sampler, pid, cpu, -1);
 	if (r->sampler < 0)
 		return -errno;
 	return ioctl(r->sampler, PERF_EVENT_IOC_SET_OUTPUT, r->fd) ? -errno : 0;
 }
 
-static void rings_run(struct ring *r, int nr, int rounds)
+static int ring_open(struct ring *r, struct perf_event_attr *sampler, int cpu)
+{
+	return ring_open_pid(r, sampler, cpu < 0 ? 0 : -1, cpu);
+}
+
+static void rings_start(struct ring *r, int nr)
 {
 	for (int i = 0; i < nr; i++)
 		ioctl(r[i].fd, PERF_EVENT_IOC_ENABLE, 0);
 	for (int i = 0; i < nr; i++)
 		if (r[i].sampler >= 0)
 			ioctl(r[i].sampler, PERF_EVENT_IOC_ENABLE, 0);
-	workload(rounds);
+}
+
+static void rings_stop(struct ring *r, int nr)
+{
 	for (int i = 0; i < nr; i++)
 		if (r[i].sampler >= 0)
 			ioctl(r[i].sampler, PERF_EVENT_IOC_DISABLE, 0);
@@ -128,6 +146,13 @@ static void rings_run(struct ring *r, int nr, int rounds)
 		ioctl(r[i].fd, PERF_EVENT_IOC_DISABLE, 0);
 		ring_parse(&r[i]);
 	}
+}
+
+static void rings_run(struct ring *r, int nr, int rounds)
+{
+	rings_start(r, nr);
+	workload(rounds);
+	rings_stop(r, nr);
 }
 
 static void ring_close(struct ring *r)
@@ -481,6 +506,168 @@ TEST_F(perf_defer, migrating_task)
 	EXPECT_GT(crossed, 0);
 	ring_close(&rings[0]);
 	ring_close(&rings[1]);
+}
+
+/*
+ * What the samples and records of inherited events tell, over all rings:
+ * every deferred sample of every task is answered by exactly one record
+ * with its task and cookie, in one of the rings.
+ */
+struct inherit_tally {
+	int	deferred;	/* samples with a cookie */
+	int	answered;	/* of them, with their record */
+	int	tasks;		/* distinct tasks with deferred samples */
+	int	dup;		/* records that repeat a task and cookie */
+	int	chains;		/* records inside the read, checked */
+	int	bad_chains;
+};
+
+static int records_of(struct ring *r, int nr, uint32_t tid, uint64_t cookie,
+		      struct item **rec)
+{
+	int n = 0;
+
+	for (int c = 0; c < nr; c++) {
+		for (int i = 0; i < r[c].n; i++) {
+			struct item *it = &r[c].item[i];
+
+			if (it->is_record && it->tid == tid && it->cookie == cookie) {
+				*rec = it;
+				n++;
+			}
+		}
+	}
+	return n;
+}
+
+static void inherit_check(struct __test_metadata *_metadata, struct ring *r,
+			  int nr, struct inherit_tally *t)
+{
+	uint32_t seen[64];
+	int nseen = 0;
+
+	memset(t, 0, sizeof(*t));
+	for (int c = 0; c < nr; c++) {
+		EXPECT_EQ(0, r[c].lost);
+		for (int i = 0; i < r[c].n; i++) {
+			struct item *it = &r[c].item[i], *rec = NULL;
+			int n, known = 0;
+
+			if (it->is_record) {
+				n = records_of(r, nr, it->tid, it->cookie, &rec);
+				t->dup += n > 1;
+				if (it->nr && it->ips[0] == (unsigned long)ut_syscall_ret) {
+					t->chains++;
+					t->bad_chains += !chain_matches_ips(_metadata,
+								it->nr, it->ips);
+				}
+				continue;
+			}
+			if (!it->cookie)
+				continue;
+			t->deferred++;
+			t->answered += records_of(r, nr, it->tid, it->cookie, &rec) > 0;
+			for (int k = 0; k < nseen; k++)
+				known |= seen[k] == it->tid;
+			if (!known && nseen < 64)
+				seen[nseen++] = it->tid;
+		}
+	}
+	t->tasks = nseen;
+	TH_LOG("%d tasks, %d deferred samples, %d with their record, %d duplicate records, %d chains checked (%d wrong)",
+	       t->tasks, t->deferred, t->answered, t->dup, t->chains, t->bad_chains);
+}
+
+#define INHERIT_THREADS	3
+#define INHERIT_ROUNDS	40
+
+static void *inherit_thread(void *arg)
+{
+	workload(INHERIT_ROUNDS);
+	return arg;
+}
+
+/* Start threads, do the workload here too, and wait for them. */
+static void run_threads(void)
+{
+	pthread_t th[INHERIT_THREADS];
+	int n = 0;
+
+	for (int i = 0; i < INHERIT_THREADS; i++)
+		n += !pthread_create(&th[n], NULL, inherit_thread, NULL);
+	workload(INHERIT_ROUNDS);
+	while (n--)
+		pthread_join(th[n], NULL);
+}
+
+/*
+ * perf record's way: one ring per CPU, events on this task with inherit,
+ * opened before the threads exist. The threads get inherited copies of
+ * the events, whose output goes to the parent events' rings; perf also
+ * swaps equivalent contexts between the threads at context switches. The
+ * records of every thread must reach the rings, once.
+ */
+static int inherit_rings_open(struct __test_metadata *_metadata, struct ring *r)
+{
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	struct perf_event_attr attr;
+
+	if (ncpu > 2)
+		ncpu = 2;
+	base_attr(&attr);
+	attr.inherit = 1;
+	attr.sample_period = 500000;
+	for (int c = 0; c < ncpu; c++)
+		EXPECT_EQ(0, ring_open_pid(&r[c], &attr, 0, c));
+	return ncpu;
+}
+
+TEST_F(perf_defer, inherited_threads)
+{
+	struct inherit_tally t;
+	int nr;
+
+	nr = inherit_rings_open(_metadata, rings);
+	rings_start(rings, nr);
+	run_threads();
+	rings_stop(rings, nr);
+	inherit_check(_metadata, rings, nr, &t);
+	EXPECT_GE(t.tasks, 2);
+	EXPECT_GT(t.deferred, 0);
+	EXPECT_EQ(t.deferred, t.answered);
+	EXPECT_EQ(0, t.dup);
+	EXPECT_GT(t.chains, 0);
+	EXPECT_EQ(0, t.bad_chains);
+	for (int c = 0; c < nr; c++)
+		ring_close(&rings[c]);
+}
+
+/* A child process, inheriting the events, that starts threads of its own. */
+TEST_F(perf_defer, inherited_fork)
+{
+	struct inherit_tally t;
+	int nr, status;
+	pid_t child;
+
+	nr = inherit_rings_open(_metadata, rings);
+	rings_start(rings, nr);
+	child = fork();
+	if (!child) {
+		run_threads();
+		_exit(0);
+	}
+	workload(INHERIT_ROUNDS);
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	rings_stop(rings, nr);
+	inherit_check(_metadata, rings, nr, &t);
+	EXPECT_GE(t.tasks, 3);
+	EXPECT_GT(t.deferred, 0);
+	EXPECT_EQ(t.deferred, t.answered);
+	EXPECT_EQ(0, t.dup);
+	EXPECT_GT(t.chains, 0);
+	EXPECT_EQ(0, t.bad_chains);
+	for (int c = 0; c < nr; c++)
+		ring_close(&rings[c]);
 }
 
 #define FAIL_REQUEST "/sys/kernel/debug/fail_unwind_request/"
