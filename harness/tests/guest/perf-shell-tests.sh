@@ -6,7 +6,8 @@
 # "FAIL: ..." or "skip: ..." becomes one TAP result, and perf test's verdict
 # on the whole test one more. PERF is set by harness/run-tests.
 here=$(cd "$(dirname "$0")/../../.." && pwd)
-tests=("perf record deferred user callchains (fp,defer)")
+tests=("perf record deferred user callchains (fp,defer)"
+	"perf record deferred user callchains of threads (fp,defer)")
 # perf finds its helper scripts (perf archive) through PERF_EXEC_PATH;
 # make perf installs them beside the binary.
 PATH=$(dirname "$PERF"):$PATH

@@ -1,0 +1,174 @@
+#!/bin/bash
+# perf record deferred user callchains of threads (fp,defer)
+# SPDX-License-Identifier: GPL-2.0
+#
+# Every way perf record opens its events must bring every deferred sample
+# of every thread its record: per-CPU buffers with inherited events (the
+# default), --per-thread, -p of a running process whose threads come and
+# go, -t, -a, -C, --no-inherit, and a process that forks a child with
+# threads of its own. The workload (perf test -w deferthreads) exits by
+# itself before recording stops, so no system call is left in flight and
+# nothing may be lost.
+
+err=0
+tmpdir=$(mktemp -d /tmp/__perf_test.defer_threads.XXXXX)
+
+cleanup() {
+	rm -rf "${tmpdir}"
+	trap - EXIT TERM INT
+}
+
+trap_cleanup() {
+	cleanup
+	exit 1
+}
+trap trap_cleanup EXIT TERM INT
+
+fail() {
+	echo "FAIL: $*"
+	err=1
+}
+
+pass() {
+	echo "ok: $*"
+}
+
+# Number of "<name> events:" in perf report --stats.
+stat_of() {
+	perf report -i "$1" --stats 2>/dev/null |
+		awk -v n="$2" '$1 == n && $2 == "events:" { print $3; f = 1; exit }
+			END { if (!f) print 0 }'
+}
+
+# "TIDS KSAMPLES ROOTED": the workload's threads whose kernel samples
+# reach their root function, the workload's kernel samples, and how many
+# of them reach it. The workload's processes are those with a sample in a
+# defer_* function.
+chains_of() {
+	perf script -i "$1" -F pid,tid,ip,sym,dso 2>/dev/null >"$1.script"
+	awk '
+		function flush() {
+			if (pid != "") {
+				n++; kern[n] = kernel; rooted[n] = root
+				spid[n] = pid; stid[n] = tid
+				if (root || mine) wpid[pid] = 1
+			}
+			pid = ""; mine = kernel = root = 0; first = 1
+		}
+		/^$/ { flush(); next }
+		/^ *[0-9]+\/[0-9]+ *$/ {
+			flush(); split($1, a, "/"); pid = a[1]; tid = a[2]; next
+		}
+		{
+			if (first) { kernel = /kernel\.kallsyms/; first = 0 }
+			if (/ defer_work/) mine = 1
+			if (/ defer_thread_root/ || / defer_main_root/) root = 1
+		}
+		END {
+			flush()
+			for (i = 1; i <= n; i++) {
+				if (!(spid[i] in wpid) || !kern[i])
+					continue
+				k++
+				if (rooted[i]) { r++; tids[stid[i]] = 1 }
+			}
+			t = 0; for (x in tids) t++
+			print t, k + 0, r + 0
+		}' "$1.script"
+}
+
+# check NAME DATA MIN_TIDS: nothing lost, records present, and at least
+# MIN_TIDS threads with kernel samples stitched up to their root.
+check() {
+	local name=$1 data=$2 min_tids=$3
+	local samples stitched lost records tids ksamples rooted
+
+	samples=$(stat_of "${data}" SAMPLE)
+	stitched=$(stat_of "${data}" DEFERRED_STITCHED)
+	lost=$(stat_of "${data}" DEFERRED_LOST)
+	records=$(stat_of "${data}" CALLCHAIN_DEFERRED)
+	read -r tids ksamples rooted <<<"$(chains_of "${data}")"
+	if [ "${lost}" -eq 0 ] && [ "${stitched}" -gt 0 ] && [ "${records}" -gt 0 ] &&
+	   [ "${tids}" -ge "${min_tids}" ]; then
+		pass "${name}: ${stitched} of ${samples} samples stitched from ${records} records, 0 lost; ${rooted} of ${ksamples} kernel samples of ${tids} threads reach their root"
+	else
+		fail "${name}: samples ${samples}, stitched ${stitched}, lost ${lost}, records ${records}; ${tids} threads (want ${min_tids}) reach their root in ${rooted} of ${ksamples} kernel samples"
+		perf script -i "${data}" -v -F tid,ip,sym 2>&1 >/dev/null | grep 'never came' | head -5
+	fi
+}
+
+record() {
+	local data=$1
+	shift
+	perf record -q -e cpu-clock -F 1000 --call-graph fp,defer -o "${data}" "$@" \
+		2>"${data}.err" >/dev/null ||
+		{ fail "perf record $*"; head -5 "${data}.err"; return 1; }
+}
+
+workload=(perf test -w deferthreads)
+
+# The workload runs alone in the background, for -p and -t.
+start_workload() {
+	"${workload[@]}" 4 "$1" &
+	wpid=$!
+	# Let the first batch of threads start.
+	sleep 1
+}
+
+test_modes() {
+	record "${tmpdir}/inherit.data" -- "${workload[@]}" 4 2 &&
+		check "per-CPU, inherited (default)" "${tmpdir}/inherit.data" 5
+
+	record "${tmpdir}/perthread.data" --per-thread -- "${workload[@]}" 4 2 &&
+		check "--per-thread" "${tmpdir}/perthread.data" 1
+
+	record "${tmpdir}/noinherit.data" --no-inherit -- "${workload[@]}" 4 2 &&
+		check "--no-inherit" "${tmpdir}/noinherit.data" 1
+
+	record "${tmpdir}/fork.data" -- "${workload[@]}" 4 2 fork &&
+		check "a child process with threads" "${tmpdir}/fork.data" 10
+
+	# -p and -t: recording ends when the targets exit.
+	start_workload 5
+	record "${tmpdir}/pid.data" -p "${wpid}" &&
+		check "-p of a running process" "${tmpdir}/pid.data" 3
+	wait "${wpid}"
+
+	start_workload 5
+	tid=$(ls "/proc/${wpid}/task" | grep -v "^${wpid}\$" | head -1)
+	if [ -n "${tid}" ]; then
+		record "${tmpdir}/tid.data" -t "${tid}" &&
+			check "-t of one thread" "${tmpdir}/tid.data" 1
+	else
+		fail "-t: the workload has no thread to attach to"
+	fi
+	wait "${wpid}"
+
+	record "${tmpdir}/all.data" -a -- "${workload[@]}" 4 2 &&
+		check "-a" "${tmpdir}/all.data" 5
+
+	# -C: a task that returns to user space on a CPU that is not recorded
+	# loses its record (documented), so keep the workload on CPU 0.
+	if command -v taskset >/dev/null; then
+		record "${tmpdir}/cpu.data" -C 0 -- taskset -c 0 "${workload[@]}" 4 2 &&
+			check "-C 0, workload on CPU 0" "${tmpdir}/cpu.data" 5
+	else
+		echo "skip: -C needs taskset"
+	fi
+}
+
+probe() {
+	perf record -e cpu-clock --call-graph fp,defer -o "${tmpdir}/probe.data" \
+		-- true 2>"${tmpdir}/probe.err"
+	! grep -q 'cannot defer user callchains' "${tmpdir}/probe.err"
+}
+
+if ! probe; then
+	echo "skip: the kernel cannot defer user callchains"
+	cleanup
+	exit 2
+fi
+test_modes
+
+cleanup
+exit ${err}
