@@ -98,7 +98,12 @@ kselftest: tree
 		{ tail -30 build/kselftest.log; exit 1; }; \
 	fi
 
-test: kernel perf demo kselftest build/test-progs/perf_smoke
+# A real multithreaded program from Debian's sources, built with frame
+# pointers: the real-zstd test stream profiles it.
+build/real/zstd: harness/build-zstd
+	@harness/build-zstd build/real
+
+test: kernel perf demo kselftest build/test-progs/perf_smoke build/real/zstd
 	@harness/run-tests
 
 CMD ?= $(TOP)/build/demo/deepstack 3
