@@ -39,6 +39,8 @@
 
 #define USER_UNWIND_FRAME_BYTES	(USER_UNWIND_FRAME_WORDS * sizeof(u64))
 #define USER_UNWIND_INODE_BITS	8
+/* Where the path of a user_unwind_inode entry starts: before its end. */
+#define USER_UNWIND_PATH_OFF	offsetof(struct user_unwind_inode_entry, path)
 
 /* A file some recorded frame lies in; inode 0 marks a free slot. */
 struct trace_user_unwind_file {
@@ -151,8 +153,8 @@ static void trace_user_unwind_name_file(struct trace_user_unwind *uu,
 	struct user_unwind_inode_entry *entry;
 	struct ring_buffer_event *event;
 	unsigned long max;
+	size_t len, size;
 	const char *path;
-	size_t len;
 
 	if (trace_user_unwind_named(uu, inode, dev))
 		return;
@@ -165,19 +167,27 @@ static void trace_user_unwind_name_file(struct trace_user_unwind *uu,
 	if (IS_ERR(path))
 		path = "?";
 
-	/* A path longer than an entry can hold keeps its start. */
-	max = ring_buffer_max_event_size(buffer) - sizeof(*entry);
+	/*
+	 * The path starts inside the struct's tail padding, and the ring
+	 * buffer rounds an entry up to 4 bytes: reserve from the path's
+	 * offset, rounded up, and zero-fill the rest of the path field, so
+	 * that raw readers see no byte this entry did not write. A path
+	 * longer than an entry can hold keeps its start.
+	 */
+	max = round_down(ring_buffer_max_event_size(buffer), sizeof(u32)) -
+	      USER_UNWIND_PATH_OFF;
 	len = min(strlen(path) + 1, max);
+	size = ALIGN(USER_UNWIND_PATH_OFF + len, sizeof(u32));
 
 	event = trace_buffer_lock_reserve(buffer, TRACE_USER_UNWIND_INODE,
-					  sizeof(*entry) + len, tracing_gen_ctx());
+					  size, tracing_gen_ctx());
 	if (!event)
 		return;
 	entry = ring_buffer_event_data(event);
 	entry->inode = inode;
 	entry->dev = dev;
+	memset(entry->path, 0, size - USER_UNWIND_PATH_OFF);
 	memcpy(entry->path, path, len - 1);
-	entry->path[len - 1] = '\0';
 	trace_buffer_unlock_commit_nostack(buffer, event);
 
 	/* Only a name that reached the buffer counts as given. */
