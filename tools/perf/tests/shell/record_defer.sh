@@ -13,47 +13,15 @@
 shelldir=$(dirname "$0")
 # shellcheck source=lib/perf_has_symbol.sh
 . "${shelldir}"/lib/perf_has_symbol.sh
+# shellcheck source=lib/perf_defer.sh
+. "${shelldir}"/lib/perf_defer.sh
 
 skip_test_missing_symbol leaf
 
-err=0
 tmpdir=$(mktemp -d /tmp/__perf_test.defer.XXXXX)
 data=${tmpdir}/perf.data
 
-cleanup() {
-	rm -rf "${tmpdir}"
-	trap - EXIT TERM INT
-}
-
-trap_cleanup() {
-	cleanup
-	exit 1
-}
 trap trap_cleanup EXIT TERM INT
-
-fail() {
-	echo "FAIL: $*"
-	err=1
-}
-
-pass() {
-	echo "ok: $*"
-}
-
-# The kernel must know the bits, or there is nothing to test here but the
-# fallback, which test_fallback covers on any kernel.
-kernel_can_defer() {
-	perf record -e cpu-clock --call-graph fp,defer -o "${tmpdir}/probe.data" \
-		-- true 2>"${tmpdir}/probe.err"
-	! grep -q 'cannot defer user callchains' "${tmpdir}/probe.err"
-}
-
-# Number of "<name> events:" in perf report --stats.
-stat_of() {
-	perf report -i "$1" --stats 2>/dev/null |
-		awk -v n="$2" '$1 == n && $2 == "events:" { print $3; f = 1; exit }
-			END { if (!f) print 0 }'
-}
 
 test_record() {
 	perf record -q -e cpu-clock -F 2000 --call-graph fp,defer -o "${data}" \

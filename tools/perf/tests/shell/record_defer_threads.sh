@@ -10,35 +10,13 @@
 # itself before recording stops, so no system call is left in flight and
 # nothing may be lost.
 
-err=0
+shelldir=$(dirname "$0")
+# shellcheck source=lib/perf_defer.sh
+. "${shelldir}"/lib/perf_defer.sh
+
 tmpdir=$(mktemp -d /tmp/__perf_test.defer_threads.XXXXX)
 
-cleanup() {
-	rm -rf "${tmpdir}"
-	trap - EXIT TERM INT
-}
-
-trap_cleanup() {
-	cleanup
-	exit 1
-}
 trap trap_cleanup EXIT TERM INT
-
-fail() {
-	echo "FAIL: $*"
-	err=1
-}
-
-pass() {
-	echo "ok: $*"
-}
-
-# Number of "<name> events:" in perf report --stats.
-stat_of() {
-	perf report -i "$1" --stats 2>/dev/null |
-		awk -v n="$2" '$1 == n && $2 == "events:" { print $3; f = 1; exit }
-			END { if (!f) print 0 }'
-}
 
 # "TIDS KSAMPLES ROOTED": the workload's threads whose kernel samples
 # reach their root function, the workload's kernel samples, and how many
@@ -81,19 +59,23 @@ chains_of() {
 # MIN_TIDS threads with kernel samples stitched up to their root.
 check() {
 	local name=$1 data=$2 min_tids=$3
-	local samples stitched lost records tids ksamples rooted
+	local samples stitched lost records tids ksamples rooted got
 
 	samples=$(stat_of "${data}" SAMPLE)
 	stitched=$(stat_of "${data}" DEFERRED_STITCHED)
 	lost=$(stat_of "${data}" DEFERRED_LOST)
 	records=$(stat_of "${data}" CALLCHAIN_DEFERRED)
 	read -r tids ksamples rooted <<<"$(chains_of "${data}")"
+	got="${stitched} of ${samples} samples stitched from ${records} records"
+	got="${got}, ${lost} lost; ${rooted} of ${ksamples} kernel samples"
+	got="${got} of ${tids} threads (want ${min_tids}) reach their root"
 	if [ "${lost}" -eq 0 ] && [ "${stitched}" -gt 0 ] && [ "${records}" -gt 0 ] &&
 	   [ "${tids}" -ge "${min_tids}" ]; then
-		pass "${name}: ${stitched} of ${samples} samples stitched from ${records} records, 0 lost; ${rooted} of ${ksamples} kernel samples of ${tids} threads reach their root"
+		pass "${name}: ${got}"
 	else
-		fail "${name}: samples ${samples}, stitched ${stitched}, lost ${lost}, records ${records}; ${tids} threads (want ${min_tids}) reach their root in ${rooted} of ${ksamples} kernel samples"
-		perf script -i "${data}" -v -F tid,ip,sym 2>&1 >/dev/null | grep 'never came' | head -5
+		fail "${name}: ${got}"
+		perf script -i "${data}" -v -F tid,ip,sym 2>&1 >/dev/null |
+			grep 'never came' | head -5
 	fi
 }
 
@@ -157,13 +139,7 @@ test_modes() {
 	fi
 }
 
-probe() {
-	perf record -e cpu-clock --call-graph fp,defer -o "${tmpdir}/probe.data" \
-		-- true 2>"${tmpdir}/probe.err"
-	! grep -q 'cannot defer user callchains' "${tmpdir}/probe.err"
-}
-
-if ! probe; then
+if ! kernel_can_defer; then
 	echo "skip: the kernel cannot defer user callchains"
 	cleanup
 	exit 2

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Threads that spend their time in read() system calls and in user code,
  * started in two batches: at once, and half way through, so that some

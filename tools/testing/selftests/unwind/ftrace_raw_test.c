@@ -43,12 +43,13 @@ static int inode_format(int *id, int *path_off)
 		return -1;
 	*id = *path_off = -1;
 	while (fgets(line, sizeof(line), f)) {
-		char *p;
+		char *field = strstr(line, " path[];");
+		char *off = field ? strstr(field, "offset:") : NULL;
 
-		sscanf(line, "ID: %d", id);
-		p = strstr(line, " path[];");
-		if (p && (p = strstr(p, "offset:")))
-			*path_off = atoi(p + 7);
+		if (!strncmp(line, "ID: ", 4))
+			*id = atoi(line + 4);
+		if (off)
+			*path_off = atoi(off + 7);
 	}
 	fclose(f);
 	return *id < 0 || *path_off < 0 ? -1 : 0;
@@ -190,7 +191,7 @@ TEST_F(ftrace_raw, inode_entry_bytes_all_written)
 	ASSERT_EQ(0, write_file(INSTANCE "/events/syscalls/sys_enter_getppid/enable", "0"));
 
 	read_raw(0, id, path_off, &t);
-	TH_LOG("%d inode entries, %d bytes after a path not written by the event (%d of the fill pattern)",
+	TH_LOG("%d inode entries, %d bytes after a path not written (%d of the fill)",
 	       t.entries, t.stale, t.pattern);
 	/* This program and the C library. */
 	EXPECT_GE(t.entries, 2);
