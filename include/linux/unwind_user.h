@@ -17,6 +17,18 @@
 
 struct pt_regs;
 
+/*
+ * The linear address of @off in a segment at @base. A compat task's
+ * addresses wrap at 4 GiB, as the CPU computes them in its 32-bit mode.
+ */
+static inline unsigned long unwind_user_addr(const struct unwind_user_state *state,
+					     unsigned long base, unsigned long off)
+{
+	unsigned long addr = base + off;
+
+	return state->ws == 4 ? (u32)addr : addr;
+}
+
 #ifdef CONFIG_UNWIND_USER
 
 void unwind_user_start(struct unwind_user_state *state, struct pt_regs *regs);

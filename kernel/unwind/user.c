@@ -120,20 +120,24 @@ int unwind_user_walk(struct unwind_user_state *state,
 	trace->nr = 0;
 	if (!max || !state->ip)
 		return 0;
-	trace->entries[trace->nr++] = state->ip + state->ip_base;
+	trace->entries[trace->nr++] = unwind_user_addr(state, state->ip_base,
+						       state->ip);
 
 	fp = state->fp;
 	/* A frame not set up yet (or torn down): the return address is at sp. */
 	if (arch_unwind_user_first_frame(state, &sp_off)) {
-		if (unwind_user_read_word(state, state->sp_base + state->sp +
-					  sp_off, &ra) || !ra)
+		if (unwind_user_read_word(state,
+					  unwind_user_addr(state, state->sp_base,
+							   state->sp + sp_off),
+					  &ra) || !ra)
 			goto out;
 		if (trace->nr < max)
-			trace->entries[trace->nr++] = ra + state->ip_base;
+			trace->entries[trace->nr++] =
+				unwind_user_addr(state, state->ip_base, ra);
 	}
 
 	while (trace->nr < max) {
-		unsigned long addr = state->sp_base + fp;
+		unsigned long addr = unwind_user_addr(state, state->sp_base, fp);
 
 		if (!fp || fp & (state->ws - 1))
 			break;
@@ -143,7 +147,8 @@ int unwind_user_walk(struct unwind_user_state *state,
 			break;
 		if (!ra)
 			break;
-		trace->entries[trace->nr++] = ra + state->ip_base;
+		trace->entries[trace->nr++] = unwind_user_addr(state,
+							       state->ip_base, ra);
 		/* The caller's frame lies above ours: this also ends loops. */
 		if (next <= fp)
 			break;

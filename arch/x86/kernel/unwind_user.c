@@ -5,7 +5,8 @@
  * 64-bit tasks use 8-byte frames. 32-bit compat tasks use 4-byte frames,
  * and their code and stack addresses are offsets into the CS and SS
  * segments: the segment bases are added, as perf's compat walker does, so
- * that tasks with LDT segments are walked right.
+ * that tasks with LDT segments are walked right, and the sum wraps at 4 GiB
+ * as the CPU's does.
  *
  * Task context, page faults allowed: the first frame is recognised by
  * reading the instruction bytes at the sampled IP.
@@ -13,6 +14,7 @@
 #include <linux/uaccess.h>
 #include <linux/sched.h>
 #include <linux/uprobes.h>
+#include <linux/unwind_user.h>
 #include <asm/insn-eval.h>
 #include <asm/inat.h>
 #include <asm/ptrace.h>
@@ -66,7 +68,7 @@ void arch_unwind_user_init(struct unwind_user_state *state,
 static unsigned int unwind_user_insn(struct unwind_user_state *state,
 				     u8 *buf, unsigned int len)
 {
-	unsigned long ip = state->ip_base + state->ip;
+	unsigned long ip = unwind_user_addr(state, state->ip_base, state->ip);
 	unsigned int got;
 
 	got = len - copy_from_user(buf, (void __user *)ip, len);

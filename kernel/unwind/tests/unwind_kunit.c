@@ -289,6 +289,46 @@ static void walk_compat_chain(struct kunit *test)
 	walk_expect(test, env, 2);
 }
 
+/*
+ * Compat segments whose bases put the stack and code past 4 GiB when added
+ * in 64 bits: the CPU wraps the sum, and so must the walker, for the
+ * chain, the first frame's return address and the instruction bytes.
+ */
+static void walk_compat_wrap(struct kunit *test)
+{
+	static const u8 push[] = { 0x55, 0x89, 0xe5 };
+	const unsigned long ipb = 0xf0000000UL, spb = 0xe0000000UL;
+	struct walk_env *env = walk_env(test, 4);
+	struct unwind_user_state state = { .ws = 4 };
+	unsigned long code = env->text + 0x900;
+	int i;
+
+	/* Frames hold segment offsets: FRAME(i) - spb and RA(i) - ipb. */
+	for (i = 0; i < 3; i++)
+		put_frame(test, env, i, i < 2 ? (u32)(FRAME(env, i + 1) - spb) : 0,
+			  (u32)(RA(env, i) - ipb));
+
+	state.ip = (u32)(NOP_IP(env) - ipb);
+	state.sp = (u32)(FRAME(env, 0) - 0x20 - spb);
+	state.fp = (u32)(FRAME(env, 0) - spb);
+	state.ip_base = ipb;
+	state.sp_base = spb;
+	unwind_user_walk(&state, &env->trace, UNWIND_USER_MAX_DEPTH);
+	expect_chain(test, env, NOP_IP(env), 3);
+
+	/* On a push: the return address at sp, then frame 1 on. */
+	put_code(test, code, push, sizeof(push));
+	put_word(test, env, env->stack + 0x80, (u32)(RA(env, 0) - ipb));
+	state.ip = (u32)(code - ipb);
+	state.sp = (u32)(env->stack + 0x80 - spb);
+	state.fp = (u32)(FRAME(env, 1) - spb);
+	unwind_user_walk(&state, &env->trace, UNWIND_USER_MAX_DEPTH);
+	KUNIT_ASSERT_EQ(test, env->trace.nr, 4);
+	KUNIT_EXPECT_EQ(test, env->entries[0], code);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, env->entries[i + 1], RA(env, i));
+}
+
 static void walk_compat_prologue(struct kunit *test)
 {
 	static const u8 push[] = { 0x55, 0x89, 0xe5 };
@@ -323,6 +363,7 @@ static struct kunit_case unwind_walker_cases[] = {
 	KUNIT_CASE(walk_epilogue_ret),
 	KUNIT_CASE(walk_compat_chain),
 	KUNIT_CASE(walk_compat_prologue),
+	KUNIT_CASE(walk_compat_wrap),
 	{}
 };
 
