@@ -89,12 +89,42 @@ record() {
 
 workload=(perf test -w deferthreads)
 
-# The workload runs alone in the background, for -p and -t.
-start_workload() {
-	"${workload[@]}" 4 "$1" &
+# -p and -t: the workload runs alone, driven by signals (it starts its
+# second batch of threads on SIGUSR2 and ends on SIGUSR1); perf starts
+# with its events disabled and enables them through its control fifo, so
+# that the threads are known to come and go while perf records, however
+# long perf takes to start. Recording ends when the targets exit. Enabling
+# is where perf used to lose records: it must enable the events that
+# receive them before the sampling events.
+record_attached() { # data target-option target
+	local data=$1 ctl=${tmpdir}/ctl ack=${tmpdir}/ack pid reply=
+
+	shift
+	"${workload[@]}" 4 120 signal &
 	wpid=$!
-	# Let the first batch of threads start.
+	# The main thread and the first batch of two threads.
+	for _ in $(seq 100); do
+		[ "$(ls "/proc/${wpid}/task" 2>/dev/null | wc -l)" -ge 3 ] && break
+		sleep 0.1
+	done
+	[ "$1" = "-t" ] && set -- -t "$(ls "/proc/${wpid}/task" | grep -v "^${wpid}\$" | head -1)"
+	[ "$1" = "-p" ] && set -- -p "${wpid}"
+	rm -f "${ctl}" "${ack}"
+	mkfifo "${ctl}" "${ack}"
+	perf record -q -D -1 --control "fifo:${ctl},${ack}" -e cpu-clock -F 1000 \
+		--call-graph fp,defer -o "${data}" "$@" 2>"${data}.err" >/dev/null &
+	pid=$!
+	exec 8<>"${ctl}" 9<>"${ack}"
+	echo enable >&8
+	read -r -t 60 reply <&9
+	[ "${reply}" = "ack" ] || fail "perf record $*: no ack of 'enable' (${reply})"
 	sleep 1
+	kill -USR2 "${wpid}"
+	sleep 1
+	kill -USR1 "${wpid}"
+	wait "${wpid}"
+	wait "${pid}" || { fail "perf record $*"; head -5 "${data}.err"; }
+	exec 8>&- 9>&-
 }
 
 test_modes() {
@@ -110,21 +140,11 @@ test_modes() {
 	record "${tmpdir}/fork.data" -- "${workload[@]}" 4 2 fork &&
 		check "a child process with threads" "${tmpdir}/fork.data" 10
 
-	# -p and -t: recording ends when the targets exit.
-	start_workload 5
-	record "${tmpdir}/pid.data" -p "${wpid}" &&
-		check "-p of a running process" "${tmpdir}/pid.data" 3
-	wait "${wpid}"
+	record_attached "${tmpdir}/pid.data" -p
+	check "-p of a running process" "${tmpdir}/pid.data" 5
 
-	start_workload 5
-	tid=$(ls "/proc/${wpid}/task" | grep -v "^${wpid}\$" | head -1)
-	if [ -n "${tid}" ]; then
-		record "${tmpdir}/tid.data" -t "${tid}" &&
-			check "-t of one thread" "${tmpdir}/tid.data" 1
-	else
-		fail "-t: the workload has no thread to attach to"
-	fi
-	wait "${wpid}"
+	record_attached "${tmpdir}/tid.data" -t
+	check "-t of one thread" "${tmpdir}/tid.data" 1
 
 	record "${tmpdir}/all.data" -a -- "${workload[@]}" 4 2 &&
 		check "-a" "${tmpdir}/all.data" 5

@@ -1,17 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Threads that spend their time in read() system calls and in user code,
- * started in two batches: at once, and half way through, so that some
- * threads exist before perf attaches (-p) and some are created under
- * inherited events. With "fork", a child process does the same with
- * threads of its own. For the tests of deferred user callchains: every
- * kernel sample of every thread must get its user chain, up to the
- * thread's root function.
+ * started in two batches, so that some threads exist before perf attaches
+ * (-p, -t) and some are created under inherited events. For the tests of
+ * deferred user callchains: every kernel sample of every thread must get
+ * its user chain, up to the thread's root function.
  *
- *   perf test -w deferthreads [THREADS [SECONDS [fork]]]
+ *   perf test -w deferthreads [THREADS [SECONDS [fork|signal]]]
+ *
+ * The second batch starts half way through the SECONDS. With "fork", a
+ * child process does the same with threads of its own. With "signal", the
+ * second batch starts on SIGUSR2 and everything ends on SIGUSR1 (SECONDS
+ * is then only a limit), so that a test attaching to the process decides
+ * when threads come and when the process exits, however slowly perf
+ * starts.
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,11 +35,22 @@ noinline void defer_main_root(int fd, const struct timespec *until);
 
 static struct timespec defer_end;
 static unsigned long defer_sink;
+static volatile sig_atomic_t defer_stop, defer_more;
+
+static void defer_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		defer_stop = 1;
+	else
+		defer_more = 1;
+}
 
 static int defer_past(const struct timespec *t)
 {
 	struct timespec now;
 
+	if (defer_stop)
+		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return now.tv_sec > t->tv_sec ||
 	       (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
@@ -68,14 +85,14 @@ noinline void *defer_thread_root(void *arg __maybe_unused)
 	return NULL;
 }
 
+/* Work until @until, or until SIGUSR2 asks for more threads. */
 noinline void defer_main_root(int fd, const struct timespec *until)
 {
-	while (!defer_past(until))
+	while (!defer_past(until) && !defer_more)
 		defer_work(fd);
 }
 
-/* Work here until the half-way point, start the second batch, go on. */
-static void defer_run(int nthreads, int seconds)
+static void defer_run(int nthreads, int seconds, int by_signal)
 {
 	pthread_t th[DEFER_MAX_THREADS];
 	struct timespec half;
@@ -90,6 +107,8 @@ static void defer_run(int nthreads, int seconds)
 		half.tv_sec++;
 		half.tv_nsec -= 1000000000L;
 	}
+	if (by_signal)
+		half = defer_end;
 
 	fd = open("/dev/zero", O_RDONLY);
 	if (fd < 0)
@@ -101,6 +120,7 @@ static void defer_run(int nthreads, int seconds)
 	for (; n < nthreads; n++)
 		if (pthread_create(&th[n], NULL, defer_thread_root, NULL))
 			break;
+	defer_more = 0;
 	defer_main_root(fd, &defer_end);
 	while (n--)
 		pthread_join(th[n], NULL);
@@ -112,16 +132,21 @@ static int deferthreads(int argc, const char **argv)
 	int nthreads = argc > 0 ? atoi(argv[0]) : 4;
 	int seconds = argc > 1 ? atoi(argv[1]) : 2;
 	int do_fork = argc > 2 && !strcmp(argv[2], "fork");
+	int by_signal = argc > 2 && !strcmp(argv[2], "signal");
 	pid_t child = -1;
 
 	if (nthreads < 0 || nthreads > DEFER_MAX_THREADS || seconds <= 0)
 		return -1;
+	if (by_signal) {
+		signal(SIGUSR1, defer_signal);
+		signal(SIGUSR2, defer_signal);
+	}
 	if (do_fork) {
 		child = fork();
 		if (child < 0)
 			return -1;
 	}
-	defer_run(nthreads, seconds);
+	defer_run(nthreads, seconds, by_signal);
 	if (child == 0)
 		_exit(0);
 	if (child > 0 && waitpid(child, NULL, 0) != child)
