@@ -29,7 +29,10 @@ struct task_struct;
  * @cookie:	the cookie unwind_deferred_request() returned for it
  *
  * Runs in task context of the unwound task, before it returns to user space
- * (or in do_exit() before its memory is released). It may sleep.
+ * (or in do_exit() before its memory is released). It may sleep, but must
+ * not touch user memory: unwind_deferred_cancel() waits for running
+ * callbacks, and a user can stall a page of its own for as long as it
+ * likes.
  */
 typedef void (*unwind_callback_t)(struct unwind_work *work,
 				  struct unwind_stacktrace *trace, u64 cookie);

@@ -158,38 +158,68 @@ static void unwind_user_cached(struct unwind_task_info *info, u64 cookie,
 }
 
 /*
- * The pass: take every queued request, walk (or reuse the walk) and call
+ * The pass: walk (or reuse the walk), take every queued request and call
  * each client taken. Runs in task context of the unwound task.
+ *
+ * The walk reads user memory, which a user can stall for as long as it
+ * likes (a userfaultfd or FUSE backed page): it is done before the SRCU
+ * read-side section, so that unwind_deferred_cancel(), which waits for that
+ * section, never waits on it. Requests that arrive during the walk find
+ * their bit still queued and are taken with the others after it; the walk
+ * is cached under the entry's cookie, so they cause no second walk.
  */
+/* Walk (or reuse the walk) if a request is queued. */
+static bool unwind_deferred_walk(struct unwind_task_info *info,
+				 struct unwind_stacktrace *trace, u64 *cookie)
+{
+	if (!(atomic_long_read(&info->state) & UNWIND_QUEUED_MASK))
+		return false;
+	*cookie = READ_ONCE(info->cookie);
+	unwind_user_cached(info, *cookie, trace);
+	return true;
+}
+
 static void unwind_deferred_run(struct unwind_task_info *info)
 {
 	struct unwind_stacktrace trace;
 	unsigned long old, new, take;
 	struct unwind_work *work;
-	u64 cookie;
-	int idx;
+	u64 cookie = 0;
+	bool walked;
+	int idx, bit;
 
 	might_sleep();
+	walked = unwind_deferred_walk(info, &trace, &cookie);
+
 	/*
 	 * The SRCU section spans taking the bits and the callbacks, so that
 	 * unwind_deferred_cancel(), which clears a client's bits before it
 	 * waits for SRCU readers, never sees a pass that took a stale bit
-	 * still running when it hands the bit to a new client.
+	 * still running when it hands the bit to a new client. PENDING is
+	 * cleared even when nothing is taken (a cancel cleared the bits), or
+	 * later requests of this entry would never queue the work again.
 	 */
+retry:
 	idx = srcu_read_lock(&unwind_srcu);
 	old = atomic_long_read(&info->state);
 	do {
 		take = old & UNWIND_QUEUED_MASK;
+		if (take && !walked) {
+			/* Queued since the walk was skipped: walk outside. */
+			srcu_read_unlock(&unwind_srcu, idx);
+			walked = unwind_deferred_walk(info, &trace, &cookie);
+			goto retry;
+		}
 		new = (old & ~(UNWIND_QUEUED_MASK | UNWIND_PENDING)) |
 		      (take << UNWIND_DONE_SHIFT);
 	} while (!atomic_long_try_cmpxchg(&info->state, &old, new));
 
 	if (take) {
-		cookie = READ_ONCE(info->cookie);
-		unwind_user_cached(info, cookie, &trace);
 		list_for_each_entry_srcu(work, &unwind_clients, list,
 					 srcu_read_lock_held(&unwind_srcu)) {
-			if (take & BIT(work->bit))
+			/* Cancel writes -1 concurrently: read the bit once. */
+			bit = READ_ONCE(work->bit);
+			if (bit >= 0 && take & BIT(bit))
 				work->func(work, &trace, cookie);
 		}
 	}
@@ -266,10 +296,13 @@ int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 	/*
 	 * From NMI, TWA_NMI_CURRENT sets TIF_NOTIFY_RESUME on this task in
 	 * the NMI itself and raises a self-interrupt in case the NMI came
-	 * from user mode; TWA_RESUME is not NMI-safe.
+	 * from user mode; TWA_RESUME is not NMI-safe. Otherwise the request
+	 * may come from under a raw spinlock (a perf sample or tracepoint at
+	 * a context switch holds the runqueue lock): TWAF_NO_ALLOC keeps
+	 * KASAN's record of the work's stack from allocating there.
 	 */
 	ret = task_work_add(current, &info->work,
-			    in_nmi() ? TWA_NMI_CURRENT : TWA_RESUME);
+			    in_nmi() ? TWA_NMI_CURRENT : TWA_RESUME | TWAF_NO_ALLOC);
 	/* Only a task past exit_task_work() fails, and PF_EXITING is set. */
 	if (WARN_ON_ONCE(ret)) {
 		atomic_long_andnot(mask | UNWIND_PENDING, &info->state);

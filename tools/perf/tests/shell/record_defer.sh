@@ -188,6 +188,23 @@ test_system_wide() {
 	fi
 }
 
+test_context_switches() {
+	# A context-switches sample is taken with the runqueue lock held: the
+	# request must not allocate there (the debug kernel's lockdep and
+	# KASAN watch it). Two threads switch at every pipe message.
+	perf record -q -e context-switches -c 1 --call-graph fp,defer \
+		-o "${tmpdir}/cs.data" -- perf bench sched pipe -T -l 5000 \
+		>/dev/null 2>&1 || { fail "perf record -e context-switches"; return; }
+	samples=$(stat_of "${tmpdir}/cs.data" SAMPLE)
+	stitched=$(stat_of "${tmpdir}/cs.data" DEFERRED_STITCHED)
+	lost=$(stat_of "${tmpdir}/cs.data" DEFERRED_LOST)
+	if [ "${stitched}" -gt 0 ] && [ "${lost}" -eq 0 ]; then
+		pass "context-switches: ${stitched} of ${samples} samples stitched, none lost"
+	else
+		fail "context-switches: samples ${samples}, stitched ${stitched}, lost ${lost}"
+	fi
+}
+
 test_config_and_errors() {
 	printf '[call-graph]\n\trecord-mode = fp,defer\n' >"${tmpdir}/perfconfig"
 	PERF_CONFIG=${tmpdir}/perfconfig perf record -q -e cpu-clock -g \
@@ -291,6 +308,7 @@ test_inject_archive
 test_shared_entry
 test_lost
 test_system_wide
+test_context_switches
 test_config_and_errors
 
 cleanup

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A client can be cancelled while a task's walk of its user stack is
+ * stalled: the walk reads user memory, and a user can stall a page of its
+ * own (here with userfaultfd; FUSE would do as well) for as long as it
+ * likes. Removing an ftrace instance, clearing userstacktrace_delay in
+ * another and unloading the test client's module must not wait for the
+ * stall, or one user could block tracing's control files for everyone.
+ * Once the page is served, the stalled task finishes cleanly.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "../kselftest_harness.h"
+#include "unwind_helpers.h"
+#include "unwind_chain.h"
+
+#define TRACEFS		"/sys/kernel/tracing"
+#define INST_A		TRACEFS "/instances/unwind_stall_a"
+#define INST_B		TRACEFS "/instances/unwind_stall_b"
+#define EVENT_A		INST_A "/events/syscalls/sys_enter_getppid"
+#define TEST_MODULE	"unwind_test_client"
+/* Far more than any of the operations takes when it does not wait. */
+#define OP_TIMEOUT_S	10
+
+struct fake_frame {
+	unsigned long next;
+	unsigned long ra;
+};
+
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+/*
+ * The stalled task: its stack's third frame lies on a userfaultfd page
+ * that its own thread serves only when told to (a byte on @serve).
+ */
+struct stalled {
+	int	uffd;
+	char	*page;
+	int	serve;
+};
+
+static void *serve_page(void *arg)
+{
+	struct stalled *st = arg;
+	struct uffdio_copy copy = { 0 };
+	struct fake_frame *f;
+	char c, *src;
+
+	if (read(st->serve, &c, 1) != 1)
+		return NULL;
+	src = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (src == MAP_FAILED)
+		return NULL;
+	f = (struct fake_frame *)(src + 64);
+	f->next = 0;
+	f->ra = (unsigned long)chain_00 + 1;
+	copy.dst = (unsigned long)st->page;
+	copy.src = (unsigned long)src;
+	copy.len = 4096;
+	ioctl(st->uffd, UFFDIO_COPY, &copy);
+	return NULL;
+}
+
+/* Child: wait for @go, then a getppid() whose walk stalls. Exit 0 after. */
+static int stalled_child(int go, int serve)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { 0 };
+	static struct fake_frame f[2];
+	struct stalled st = { .serve = serve };
+	pthread_t thread;
+	char c;
+
+	st.uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
+	if (st.uffd < 0 || ioctl(st.uffd, UFFDIO_API, &api))
+		return 4;
+	st.page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (st.page == MAP_FAILED)
+		return 4;
+	reg.range.start = (unsigned long)st.page;
+	reg.range.len = 4096;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	if (ioctl(st.uffd, UFFDIO_REGISTER, &reg))
+		return 4;
+	if (pthread_create(&thread, NULL, serve_page, &st))
+		return 3;
+	f[0].next = (unsigned long)&f[1];
+	f[0].ra = (unsigned long)chain_00 + 1;
+	f[1].next = (unsigned long)st.page + 64;
+	f[1].ra = (unsigned long)chain_00 + 5;
+	if (read(go, &c, 1) != 1)
+		return 3;
+	ut_syscall_fp(UT_SYS_GETPPID, 0, 0, 0, (unsigned long)f);
+	pthread_join(thread, NULL);
+	return 0;
+}
+
+/* Does the task sleep in handle_userfault()? */
+static int in_userfault(pid_t pid)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return !!strstr(buf, "handle_userfault");
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Run @op in a child process; wait at most OP_TIMEOUT_S seconds. Return
+ * its result (0 or a positive errno), or -1 if it still runs: then *@pid
+ * is left to be reaped once the stall ends.
+ */
+static int run_op(int (*op)(const char *), const char *arg, pid_t *pid,
+		  double *took)
+{
+	double start = now();
+	int status;
+
+	*pid = fork();
+	if (*pid < 0)
+		return errno;
+	if (*pid == 0)
+		_exit(op(arg));
+	while (now() - start < OP_TIMEOUT_S) {
+		if (waitpid(*pid, &status, WNOHANG) == *pid) {
+			*took = now() - start;
+			*pid = 0;
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 255;
+		}
+		usleep(10000);
+	}
+	*took = now() - start;
+	return -1;
+}
+
+static int op_rmdir(const char *path)
+{
+	return rmdir(path) ? errno : 0;
+}
+
+static int op_clear_option(const char *inst)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/options/userstacktrace_delay", inst);
+	return -write_file(path, "0");
+}
+
+/* Unload the test client's module (its clients are cancelled) and reload it. */
+static int op_reload_module(const char *ko)
+{
+	int fd, ret = 0;
+
+	if (syscall(__NR_delete_module, TEST_MODULE, O_NONBLOCK))
+		return errno;
+	fd = open(ko, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || syscall(__NR_finit_module, fd, "", 0))
+		ret = errno;
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+FIXTURE(stall) {
+	pid_t	child;
+	int	go[2], serve[2];
+};
+
+FIXTURE_SETUP(stall)
+{
+	if (access(TRACEFS "/options/userstacktrace_delay", F_OK))
+		SKIP(return, "no userstacktrace_delay option in this kernel");
+	rmdir(INST_A);
+	rmdir(INST_B);
+	ASSERT_EQ(0, mkdir(INST_A, 0755));
+	ASSERT_EQ(0, mkdir(INST_B, 0755));
+	ASSERT_EQ(0, pipe(self->go));
+	ASSERT_EQ(0, pipe(self->serve));
+	self->child = fork();
+	ASSERT_GE(self->child, 0);
+	if (self->child == 0)
+		_exit(stalled_child(self->go[0], self->serve[0]));
+}
+
+FIXTURE_TEARDOWN(stall)
+{
+	int status;
+
+	/* Serve the page if nobody did, so the child ends. */
+	if (self->child > 0) {
+		if (write(self->serve[1], "s", 1) != 1)
+			kill(self->child, SIGKILL);
+		waitpid(self->child, &status, 0);
+	}
+	write_file(INST_B "/options/userstacktrace_delay", "0");
+	rmdir(INST_A);
+	rmdir(INST_B);
+}
+
+TEST_F_TIMEOUT(stall, cancel_does_not_wait_for_a_stalled_walk, 120)
+{
+	const char *ko = getenv("UNWIND_TEST_CLIENT_KO");
+	char filter[64];
+	pid_t op_pid[3];
+	double took[3];
+	int ret[3], status, i;
+
+	/* A: the child's getppid() asks for its stack. B: a second client. */
+	snprintf(filter, sizeof(filter), "common_pid == %d", self->child);
+	ASSERT_EQ(0, write_file(EVENT_A "/filter", filter));
+	ASSERT_EQ(0, write_file(EVENT_A "/enable", "1"));
+	ASSERT_EQ(0, write_file(INST_A "/options/userstacktrace_delay", "1"));
+	ASSERT_EQ(0, write_file(INST_B "/options/userstacktrace_delay", "1"));
+	ASSERT_EQ(1, write(self->go[1], "g", 1));
+
+	for (i = 0; i < 1000 && !in_userfault(self->child); i++)
+		usleep(10000);
+	if (!in_userfault(self->child)) {
+		waitpid(self->child, &status, WNOHANG);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 4)
+			SKIP(return, "no userfaultfd");
+		ASSERT_TRUE(in_userfault(self->child));
+	}
+
+	ret[0] = run_op(op_rmdir, INST_A, &op_pid[0], &took[0]);
+	ret[1] = run_op(op_clear_option, INST_B, &op_pid[1], &took[1]);
+	ret[2] = 0;
+	took[2] = 0;
+	op_pid[2] = 0;
+	if (ko && !access("/sys/module/" TEST_MODULE, F_OK))
+		ret[2] = run_op(op_reload_module, ko, &op_pid[2], &took[2]);
+	else
+		TH_LOG("UNWIND_TEST_CLIENT_KO not set or module not loaded: no module reload");
+	/* The child still stalls: nothing above waited for it. */
+	EXPECT_TRUE(in_userfault(self->child));
+
+	/* Let the walk go on: everything finishes. */
+	ASSERT_EQ(1, write(self->serve[1], "s", 1));
+	for (i = 0; i < 3; i++) {
+		if (op_pid[i] > 0 && waitpid(op_pid[i], &status, 0) == op_pid[i] &&
+		    ret[i] == -1)
+			TH_LOG("operation %d finished only once the page was served", i);
+	}
+	TH_LOG("instance removed in %.3f s, option cleared in %.3f s, module reloaded in %.3f s",
+	       took[0], took[1], took[2]);
+	EXPECT_EQ(0, ret[0]);
+	EXPECT_EQ(0, ret[1]);
+	EXPECT_EQ(0, ret[2]);
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+	self->child = 0;
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST_HARNESS_MAIN
