@@ -35,21 +35,22 @@ noinline void defer_main_root(int fd, const struct timespec *until);
 
 static struct timespec defer_end;
 static unsigned long defer_sink;
-static volatile sig_atomic_t defer_stop, defer_more;
+/* Set by the signal handler: lock-free atomics, safe in a handler. */
+static int defer_stop, defer_more;
 
 static void defer_signal(int sig)
 {
 	if (sig == SIGUSR1)
-		defer_stop = 1;
+		__atomic_store_n(&defer_stop, 1, __ATOMIC_RELAXED);
 	else
-		defer_more = 1;
+		__atomic_store_n(&defer_more, 1, __ATOMIC_RELAXED);
 }
 
 static int defer_past(const struct timespec *t)
 {
 	struct timespec now;
 
-	if (defer_stop)
+	if (__atomic_load_n(&defer_stop, __ATOMIC_RELAXED))
 		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return now.tv_sec > t->tv_sec ||
@@ -88,7 +89,8 @@ noinline void *defer_thread_root(void *arg __maybe_unused)
 /* Work until @until, or until SIGUSR2 asks for more threads. */
 noinline void defer_main_root(int fd, const struct timespec *until)
 {
-	while (!defer_past(until) && !defer_more)
+	while (!defer_past(until) &&
+	       !__atomic_load_n(&defer_more, __ATOMIC_RELAXED))
 		defer_work(fd);
 }
 
@@ -120,7 +122,7 @@ static void defer_run(int nthreads, int seconds, int by_signal)
 	for (; n < nthreads; n++)
 		if (pthread_create(&th[n], NULL, defer_thread_root, NULL))
 			break;
-	defer_more = 0;
+	__atomic_store_n(&defer_more, 0, __ATOMIC_RELAXED);
 	defer_main_root(fd, &defer_end);
 	while (n--)
 		pthread_join(th[n], NULL);
