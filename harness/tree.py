@@ -514,6 +514,10 @@ def cmd_refresh(args):
                     os.makedirs(os.path.dirname(dst), exist_ok=True)
                     shutil.copy2(src, dst)
             header, _ = split_patch(n)
+            # The diffstat is written anew below, with the diff.
+            m = re.search(r"^---[ \t]*\n", header, re.M)
+            if m:
+                header = header[:m.end()]
             diff = diff_states(before, state, files)
             with open(os.path.join(PATCHES, n), "w", errors="surrogateescape") as f:
                 f.write(header + diff)
