@@ -103,42 +103,74 @@ void unwind_task_init(struct task_struct *task);
 void unwind_task_free(struct task_struct *task);
 void unwind_deferred_flush(void);
 void unwind_deferred_task_exit(void);
-void unwind_deferred_reopen(struct unwind_task_info *info);
+void unwind_deferred_open(struct unwind_task_info *info);
 bool unwind_deferred_close(struct unwind_task_info *info);
+void unwind_deferred_run(struct unwind_task_info *info);
+
+/*
+ * A cmpxchg of the state word that is atomic against this CPU only (no
+ * lock prefix on x86), for the transitions every entry and exit makes.
+ * That is enough: requests for a task come only from its own CPU (the
+ * task, or an interrupt or NMI on top of it), and the one writer from
+ * another CPU, unwind_deferred_cancel(), only clears client bits, of which
+ * the values exchanged here have none, so it has nothing to lose.
+ */
+static __always_inline bool unwind_state_swap_local(struct unwind_task_info *info,
+						    unsigned long old,
+						    unsigned long new)
+{
+	return cmpxchg_local(&info->state.counter, old, new) == old;
+}
 
 /**
  * unwind_deferred_enter_from_user - a new kernel entry begins
  *
  * Called from enter_from_user_mode(), with interrupts disabled, inside its
- * instrumentable section. Reopens requests for a task whose previous entry
- * was closed on its way out; costs one load for every other task.
+ * instrumentable section. Opens the entry to requests. Requests an NMI
+ * made while the task was closed (in user mode, or on its way in or out)
+ * are this entry's and are kept. One unlocked cmpxchg in the common case.
  */
 static __always_inline void unwind_deferred_enter_from_user(void)
 {
 	struct unwind_task_info *info = &current->unwind_info;
 
-	if (unlikely(atomic_long_read(&info->state) &
-		     BIT(UNWIND_CLOSED_BIT)))
-		unwind_deferred_reopen(info);
+	if (unlikely(!unwind_state_swap_local(info, BIT(UNWIND_CLOSED_BIT), 0)))
+		unwind_deferred_open(info);
 }
 
 /**
  * unwind_deferred_exit_to_user - the kernel entry ends
  *
  * Called from exit_to_user_mode_prepare() after the work loop, with
- * interrupts disabled. Closes the entry: from here on requests are refused
- * as too late, because no callback could run before the return.
+ * interrupts disabled. Ends the entry's record and closes the task: from
+ * here on until its next entry, requests belong to that next entry. One
+ * unlocked cmpxchg for a task that made no request.
  *
- * Return: true if a request slipped in after the loop's last check (from an
- * NMI); the caller runs the work loop again so that it is answered.
+ * Return: true if a request is still to be answered (an NMI slipped one in
+ * after the loop's last check); the caller runs the work loop again.
  */
 static __always_inline bool unwind_deferred_exit_to_user(void)
 {
 	struct unwind_task_info *info = &current->unwind_info;
 
-	if (likely(!atomic_long_read(&info->state)))
+	if (likely(unwind_state_swap_local(info, 0, BIT(UNWIND_CLOSED_BIT))))
 		return false;
 	return unwind_deferred_close(info);
+}
+
+/**
+ * unwind_deferred_resume_user - answer this entry's requests
+ *
+ * Called from resume_user_mode_work(), in task context on the way to user
+ * space (or into a guest), when TIF_NOTIFY_RESUME was set: requests set it
+ * and mark the state PENDING.
+ */
+static inline void unwind_deferred_resume_user(void)
+{
+	struct unwind_task_info *info = &current->unwind_info;
+
+	if (unlikely(atomic_long_read(&info->state) & BIT(UNWIND_PENDING_BIT)))
+		unwind_deferred_run(info);
 }
 
 #else /* !CONFIG_UNWIND_USER */
@@ -170,6 +202,7 @@ static inline void unwind_deferred_flush(void) { }
 static inline void unwind_deferred_task_exit(void) { }
 static inline void unwind_deferred_enter_from_user(void) { }
 static inline bool unwind_deferred_exit_to_user(void) { return false; }
+static inline void unwind_deferred_resume_user(void) { }
 
 #endif /* CONFIG_UNWIND_USER */
 

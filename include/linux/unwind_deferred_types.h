@@ -13,15 +13,15 @@
  * struct unwind_task_info - deferred unwinding state of one task
  * @state:	requests, deliveries and the entry's phase; see the table in
  *		kernel/unwind/deferred.c for who sets and clears each bit
- * @cookie:	cookie of the current entry, 0 before its first request.
- *		Written only by the task itself or by an interrupt or NMI
- *		running on top of it (cmpxchg from 0), reset at the next entry
+ * @cookie:	cookie of the current entry, valid while the ACTIVE bit of
+ *		@state is set. Written only by the task itself or by an
+ *		interrupt or NMI running on top of it, by a cmpxchg from the
+ *		value it read, and only while ACTIVE is clear
  * @cache:	UNWIND_USER_MAX_DEPTH entries, allocated by the first walk
  *		of this task and freed with the task; NULL for tasks that
  *		were never unwound
  * @cache_nr:	valid entries in @cache
  * @cache_cookie: the entry whose walk @cache holds, 0 if none
- * @work:	task_work that walks the stack and runs the callbacks
  */
 struct unwind_task_info {
 	/*
@@ -38,7 +38,6 @@ struct unwind_task_info {
 	unsigned long		*cache;
 	unsigned int		cache_nr;
 	u64			cache_cookie;
-	struct callback_head	work;
 };
 
 #endif /* _LINUX_UNWIND_DEFERRED_TYPES_H */

@@ -14,41 +14,61 @@
  *   unwind_user_faultable()	task context with page faults allowed
  *   callbacks			task context of the unwound task, may sleep
  *
- * Per-task state (unwind_task_info::state, one atomic_long_t, changed only
- * with atomic_long_*() operations):
+ * Per-task state (unwind_task_info::state, one atomic_long_t, changed with
+ * atomic_long_*() operations, and with unwind_state_swap_local() in the
+ * entry and exit hooks):
  *
  *   bits		set by				cleared by
  *   queued[i]		request of client i		the pass, which moves it to
  *							done[i]; cancel of client i
- *   done[i]		the pass			reopen, flush; cancel of i
- *   ACTIVE		first request of the entry	reopen, flush
- *			(with the cookie)
- *   PENDING		the request that queues the	the pass, when it takes the
- *			task_work			queued bits
- *   CLOSED		close at exit to user, flush,	reopen at the next entry,
- *			exit				flush once done
+ *   done[i]		the pass			close, flush; cancel of i
+ *   ACTIVE		first request of the entry,	close, flush
+ *			unwind_user_faultable()
+ *			(info->cookie is the entry's)
+ *   PENDING		the request that sets		the pass
+ *			TIF_NOTIFY_RESUME for a pass
+ *   CLOSED		close, on every exit to user	open, at the next entry
  *
  * Only the task itself, and interrupts and NMIs running on top of it, touch
  * its state, except cancel, which clears one client's bits in every task.
- * The "pass" is unwind_deferred_run(): it takes the queued bits, walks the
- * stack once per entry (the walk is cached under the entry's cookie) and
- * calls the clients it took. A request that arrives while or after the pass
- * ran queues another pass, which reuses the cached walk, unless its client
- * was already called in this entry (UNWIND_ALREADY_DONE): no request ever
- * causes a second walk of the same entry, and no client is called twice.
+ * The "pass" is unwind_deferred_run(), called from resume_user_mode_work()
+ * in the exit work loop: it takes the queued bits, walks the stack once per
+ * entry (the walk is cached under the entry's cookie) and calls the clients
+ * it took. A request that arrives while or after the pass ran asks for
+ * another pass, which reuses the cached walk, unless its client was already
+ * called in this entry (UNWIND_ALREADY_DONE): no request ever causes a
+ * second walk of the same entry, and no client is called twice.
  *
- * Once the task has left the work loop on its way to user space, no
- * callback can run before the return: the entry is closed and requests are
- * refused with -EAGAIN, so that callers fall back, rather than answered at
- * a later entry with a stack that is not theirs. execve() and signal
- * delivery change the user stack within one entry: pending requests are
- * answered first, with the old stack, and the next request gets a new
- * cookie.
+ * The phases of a task, and what a request made in each leads to:
+ *
+ *   open	from the entry hook to the exit work loop's last pass: the
+ *		request is answered by the loop, with this entry's stack.
+ *   closed	from the close after the loop, through user mode, to the
+ *		next entry hook. The user state cannot change before the next
+ *		entry: on the way out nothing touches it any more, and in
+ *		user mode only an NMI runs without entering. So a request here
+ *		is made for the next entry, and is answered with the stack of
+ *		the user state as it is now, if that entry comes before any
+ *		user instruction runs. An NMI makes sure of it: the request
+ *		raises a self-interrupt, taken as soon as the task is back in
+ *		user mode (at most once per entry: only the request that sets
+ *		PENDING raises it). Other requests can only come from the exit
+ *		path's own code (tracepoints, kprobes), once on every exit, so
+ *		forcing an entry for them could keep the task from ever
+ *		running user code: they are refused with -EAGAIN, and callers
+ *		fall back.
+ *
+ * An NMI that interrupted kernel mode in the open phase needs no
+ * self-interrupt: TIF_NOTIFY_RESUME is enough, as the task passes through
+ * the work loop before it returns. execve() and signal delivery change the
+ * user stack within one entry: pending requests are answered first, with
+ * the old stack, and the next request gets a new cookie.
  */
 #include <linux/unwind_deferred.h>
 #include <linux/unwind_user.h>
 #include <linux/debugfs.h>
 #include <linux/fault-inject.h>
+#include <linux/irq_work.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rculist.h>
@@ -57,7 +77,6 @@
 #include <linux/sched/task_stack.h>
 #include <linux/slab.h>
 #include <linux/srcu.h>
-#include <linux/task_work.h>
 #include <asm/local64.h>
 
 #define UNWIND_QUEUED_MASK	(BIT(UNWIND_MAX_CLIENTS) - 1)
@@ -110,22 +129,45 @@ static bool unwind_refuses_task(struct task_struct *task)
 	return task->flags & (PF_KTHREAD | PF_USER_WORKER) || !task->mm;
 }
 
-/* The cookie of this entry, assigned by its first request. */
-static u64 unwind_entry_cookie(struct unwind_task_info *info)
+/* A cookie for a new entry: unique, as each CPU counts its own entries. */
+static u64 unwind_new_cookie(void)
 {
-	u64 old = 0, cookie, seq;
-
-	cookie = READ_ONCE(info->cookie);
-	if (cookie)
-		return cookie;
-
 	guard(preempt_notrace)();
-	seq = local64_inc_return(this_cpu_ptr(&unwind_entry_seq));
-	cookie = unwind_cookie_make(smp_processor_id(), seq);
-	/* An interrupt or NMI on top of us may have assigned one first. */
-	if (!try_cmpxchg64(&info->cookie, &old, cookie))
-		return old;
-	return cookie;
+	return unwind_cookie_make(smp_processor_id(),
+				  local64_inc_return(this_cpu_ptr(&unwind_entry_seq)));
+}
+
+/*
+ * Add @set and ACTIVE to the state of the current entry, giving the entry
+ * a cookie if it has none (ACTIVE clear), unless the state has a bit of
+ * @stop: then return false without a change. On return, *@old is the state
+ * found, and info->cookie is the entry's cookie if ACTIVE is now set.
+ *
+ * An interrupt or NMI may run the same steps on top of us at any point,
+ * to completion. The cookie is installed with a cmpxchg from the value
+ * read before the state, and the state with a cmpxchg from the state read:
+ * if a nested request started the entry in between, one of the two fails
+ * and we start again, to find ACTIVE set and its cookie in place. Cookies
+ * are never reused, so a stale read cannot match.
+ */
+static bool unwind_entry_update(struct unwind_task_info *info,
+				unsigned long set, unsigned long stop,
+				unsigned long *old)
+{
+	u64 cookie;
+
+	for (;;) {
+		cookie = READ_ONCE(info->cookie);
+		*old = atomic_long_read(&info->state);
+		if (*old & stop)
+			return false;
+		if (!(*old & UNWIND_ACTIVE) &&
+		    !try_cmpxchg64(&info->cookie, &cookie, unwind_new_cookie()))
+			continue;
+		if (atomic_long_try_cmpxchg(&info->state, old,
+					    *old | set | UNWIND_ACTIVE))
+			return true;
+	}
 }
 
 /*
@@ -179,7 +221,16 @@ static bool unwind_deferred_walk(struct unwind_task_info *info,
 	return true;
 }
 
-static void unwind_deferred_run(struct unwind_task_info *info)
+/**
+ * unwind_deferred_run - answer the requests queued in this entry
+ * @info:	the current task's state
+ *
+ * Called through unwind_deferred_resume_user() in the exit work loop, and
+ * by the flushes of exec, signal delivery and exit.
+ *
+ * Context: Task context of the unwound task, page faults allowed.
+ */
+void unwind_deferred_run(struct unwind_task_info *info)
 {
 	struct unwind_stacktrace trace;
 	unsigned long old, new, take;
@@ -226,10 +277,19 @@ retry:
 	srcu_read_unlock(&unwind_srcu, idx);
 }
 
-static void unwind_deferred_task_work(struct callback_head *head)
+/*
+ * Raised by a request made while the task is closed, from an NMI: its
+ * only job is to make the task enter the kernel as soon as it is back in
+ * user mode, so that the entry that answers the request starts with the
+ * user state the request saw. TIF_NOTIFY_RESUME, set by the request, does
+ * the rest.
+ */
+static void unwind_kick_func(struct irq_work *work)
 {
-	unwind_deferred_run(container_of(head, struct unwind_task_info, work));
 }
+
+static DEFINE_PER_CPU(struct irq_work, unwind_kick) =
+	IRQ_WORK_INIT_HARD(unwind_kick_func);
 
 /**
  * unwind_deferred_request - ask for the user stack of the current task
@@ -254,8 +314,8 @@ static void unwind_deferred_task_work(struct callback_head *head)
 int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 {
 	struct unwind_task_info *info = &current->unwind_info;
-	unsigned long old, new, mask;
-	int bit, ret;
+	unsigned long old, mask, stop;
+	int bit;
 
 	*cookie = 0;
 	if (unwind_refuses_task(current))
@@ -274,41 +334,33 @@ int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 		return -EINVAL;
 	mask = BIT(bit);
 
-	old = atomic_long_read(&info->state);
-	if (old & UNWIND_CLOSED)
-		return -EAGAIN;
-	unwind_entry_cookie(info);
-	do {
-		if (old & UNWIND_CLOSED)
+	/*
+	 * A closed task takes requests from NMIs only, where the interrupt
+	 * that makes it enter the kernel at once can be raised; see the top
+	 * of this file.
+	 */
+	stop = mask | mask << UNWIND_DONE_SHIFT;
+	if (!in_nmi() || !arch_irq_work_has_interrupt())
+		stop |= UNWIND_CLOSED;
+	if (!unwind_entry_update(info, mask | UNWIND_PENDING, stop, &old)) {
+		if (old & stop & UNWIND_CLOSED)
 			return -EAGAIN;
-		if (old & (mask | mask << UNWIND_DONE_SHIFT)) {
-			*cookie = READ_ONCE(info->cookie);
-			return (old & mask) ? UNWIND_ALREADY_QUEUED :
-					      UNWIND_ALREADY_DONE;
-		}
-		new = old | mask | UNWIND_ACTIVE | UNWIND_PENDING;
-	} while (!atomic_long_try_cmpxchg(&info->state, &old, new));
-
+		*cookie = READ_ONCE(info->cookie);
+		return (old & mask) ? UNWIND_ALREADY_QUEUED : UNWIND_ALREADY_DONE;
+	}
 	*cookie = READ_ONCE(info->cookie);
 	if (old & UNWIND_PENDING)
 		return UNWIND_QUEUED;
 
 	/*
-	 * From NMI, TWA_NMI_CURRENT sets TIF_NOTIFY_RESUME on this task in
-	 * the NMI itself and raises a self-interrupt in case the NMI came
-	 * from user mode; TWA_RESUME is not NMI-safe. Otherwise the request
-	 * may come from under a raw spinlock (a perf sample or tracepoint at
-	 * a context switch holds the runqueue lock): TWAF_NO_ALLOC keeps
-	 * KASAN's record of the work's stack from allocating there.
+	 * The first request since the last pass asks for one. The flag is
+	 * set on this task here, NMI or not, so that it cannot land on
+	 * another task if the scheduler switches before an interrupt would
+	 * set it. Only a closed task needs to be made to enter the kernel.
 	 */
-	ret = task_work_add(current, &info->work,
-			    in_nmi() ? TWA_NMI_CURRENT : TWA_RESUME | TWAF_NO_ALLOC);
-	/* Only a task past exit_task_work() fails, and PF_EXITING is set. */
-	if (WARN_ON_ONCE(ret)) {
-		atomic_long_andnot(mask | UNWIND_PENDING, &info->state);
-		*cookie = 0;
-		return -ESRCH;
-	}
+	set_tsk_thread_flag(current, TIF_NOTIFY_RESUME);
+	if (old & UNWIND_CLOSED)
+		irq_work_queue(this_cpu_ptr(&unwind_kick));
 	return UNWIND_QUEUED;
 }
 EXPORT_SYMBOL_GPL(unwind_deferred_request);
@@ -336,14 +388,14 @@ int unwind_user_faultable(struct unwind_stacktrace *trace)
 	if (unwind_refuses_task(current))
 		return -EPERM;
 
-	old = atomic_long_read(&info->state);
-	if (!(old & UNWIND_CLOSED) && !(current->flags & PF_EXITING)) {
-		cookie = unwind_entry_cookie(info);
-		old = atomic_long_fetch_or(UNWIND_ACTIVE, &info->state);
-		/* Closed meanwhile (by an exec or signal flush): no sharing. */
-		if (old & UNWIND_CLOSED)
-			cookie = 0;
-	}
+	/*
+	 * Share with this entry's requests. An exiting task's entry is over
+	 * (its requests were answered), and a closed task cannot be here
+	 * (page faults are allowed), but walk without sharing if it is.
+	 */
+	if (!(current->flags & PF_EXITING) &&
+	    unwind_entry_update(info, 0, UNWIND_CLOSED, &old))
+		cookie = READ_ONCE(info->cookie);
 	unwind_user_cached(info, cookie, trace);
 	return 0;
 }
@@ -353,49 +405,50 @@ EXPORT_SYMBOL_GPL(unwind_user_faultable);
  * unwind_deferred_close - end the entry on the way to user space
  * @info:	the current task's state
  *
- * Called through unwind_deferred_exit_to_user() with interrupts disabled.
+ * Called through unwind_deferred_exit_to_user() with interrupts disabled,
+ * when the task made requests in this entry (or an NMI just did).
  *
- * Return: true if a request is still pending, so the caller must run the
- * exit work loop once more to answer it before returning.
+ * Return: true if a request is still to be answered, so the caller must
+ * run the exit work loop once more before returning.
  */
 bool unwind_deferred_close(struct unwind_task_info *info)
 {
+	unsigned long old;
+
 	lockdep_assert_irqs_disabled();
-	if (!(atomic_long_fetch_or(UNWIND_CLOSED, &info->state) &
-	      UNWIND_PENDING))
-		return false;
-	/*
-	 * The request that set PENDING also set TIF_NOTIFY_RESUME, but make
-	 * sure: the loop run again for it must reach task_work_run(), or the
-	 * task would cycle here for ever.
-	 */
-	set_notify_resume(current);
-	return true;
+	old = atomic_long_read(&info->state);
+	do {
+		if (old & UNWIND_PENDING) {
+			/*
+			 * The request set TIF_NOTIFY_RESUME, but make sure:
+			 * the loop must reach the pass, or the task would
+			 * cycle here for ever.
+			 */
+			set_tsk_thread_flag(current, TIF_NOTIFY_RESUME);
+			return true;
+		}
+		/* The entry's record ends: its done bits, ACTIVE, cookie. */
+	} while (!atomic_long_try_cmpxchg(&info->state, &old, UNWIND_CLOSED));
+	return false;
 }
 
 /**
- * unwind_deferred_reopen - start a new entry for a task closed on exit
+ * unwind_deferred_open - start a new entry for a task that was closed
  * @info:	the current task's state
  *
  * Called through unwind_deferred_enter_from_user() with interrupts
- * disabled. The cookie is cleared before the state, so an NMI in between
- * still sees a closed entry and refuses rather than using a stale cookie.
+ * disabled, when the state is not just CLOSED: an NMI requested while the
+ * task was closed, for this entry.
  */
-void unwind_deferred_reopen(struct unwind_task_info *info)
+void unwind_deferred_open(struct unwind_task_info *info)
 {
-	WRITE_ONCE(info->cookie, 0);
-	atomic_long_set(&info->state, 0);
+	atomic_long_andnot(UNWIND_CLOSED, &info->state);
 }
 
-/* Answer every accepted request of the current entry now, in task context. */
-static void unwind_deferred_close_and_run(struct unwind_task_info *info)
+/* Answer the requests queued so far, until none is left. */
+static void unwind_deferred_drain(struct unwind_task_info *info)
 {
-	unsigned long old;
-
-	old = atomic_long_fetch_or(UNWIND_CLOSED, &info->state);
-	if (old & UNWIND_PENDING)
-		task_work_cancel(current, &info->work);
-	if (old & UNWIND_QUEUED_MASK)
+	while (atomic_long_read(&info->state) & UNWIND_QUEUED_MASK)
 		unwind_deferred_run(info);
 }
 
@@ -412,12 +465,19 @@ static void unwind_deferred_close_and_run(struct unwind_task_info *info)
 void unwind_deferred_flush(void)
 {
 	struct unwind_task_info *info = &current->unwind_info;
+	unsigned long old;
 
-	if (likely(!atomic_long_read(&info->state)))
-		return;
-	unwind_deferred_close_and_run(info);
-	WRITE_ONCE(info->cookie, 0);
-	atomic_long_set(&info->state, 0);
+	old = atomic_long_read(&info->state);
+	while (old) {
+		if (old & UNWIND_QUEUED_MASK) {
+			unwind_deferred_drain(info);
+			old = atomic_long_read(&info->state);
+			continue;
+		}
+		/* A new record for the new stack, whatever came before. */
+		if (atomic_long_try_cmpxchg(&info->state, &old, 0))
+			break;
+	}
 }
 
 /**
@@ -431,10 +491,7 @@ void unwind_deferred_flush(void)
  */
 void unwind_deferred_task_exit(void)
 {
-	struct unwind_task_info *info = &current->unwind_info;
-
-	if (atomic_long_read(&info->state))
-		unwind_deferred_close_and_run(info);
+	unwind_deferred_drain(&current->unwind_info);
 }
 
 /**
@@ -450,7 +507,6 @@ void unwind_task_init(struct task_struct *task)
 	info->cache = NULL;
 	info->cache_nr = 0;
 	info->cache_cookie = 0;
-	init_task_work(&info->work, unwind_deferred_task_work);
 }
 
 /**

@@ -19,11 +19,20 @@
  * handle_userfault) the next time the writing task gets there: requests
  * made in fork, exec and exit, and while a walk sleeps on a stalled page.
  *
+ * Writing "PID MASK" to "nmi" makes one request per client in MASK from
+ * every NMI of unknown reason that interrupts task PID ("0 0" disarms);
+ * while armed, the client claims every such NMI. Those are the NMIs that
+ * QEMU's monitor injects (harness/vm-run --nmi): they land wherever the
+ * task is, user mode included, which no self-NMI can do. Their requests are
+ * logged with the context "nmi-user" or "nmi-kernel" and the interrupted
+ * instruction pointer.
+ *
  * Reading "events" returns, and forgets, every request, callback and user
  * stack walk (seen by a kprobe on unwind_user_walk()) since the last read,
  * one line each:
  *
  *   req pid=P client=A ctx=nmi ret=0 cookie=0x...
+ *   req pid=P client=A ctx=nmi-user ret=0 cookie=0x... ip=0x...
  *   cb pid=P client=A cookie=0x... nr=N ips=0x...,0x...
  *   walk pid=P
  */
@@ -45,9 +54,13 @@
 #define UT_EVENTS	256
 #define UT_CLIENTS	2
 
-enum ut_ctx { UT_TASK, UT_IRQ, UT_NMI, UT_KPROBE, UT_CALLBACK };
+enum ut_ctx {
+	UT_TASK, UT_IRQ, UT_NMI, UT_KPROBE, UT_CALLBACK, UT_NMI_USER,
+	UT_NMI_KERNEL,
+};
+
 static const char * const ut_ctx_name[] = {
-	"task", "irq", "nmi", "kprobe", "callback",
+	"task", "irq", "nmi", "kprobe", "callback", "nmi-user", "nmi-kernel",
 };
 
 /*
@@ -65,6 +78,7 @@ struct ut_event {
 	enum ut_ctx	ctx;
 	int		ret;
 	u64		cookie;
+	unsigned long	ip;
 	unsigned int	nr;
 	unsigned long	ips[UNWIND_USER_MAX_DEPTH];
 };
@@ -83,7 +97,8 @@ static struct ut_event *ut_claim(void)
 	return i < UT_EVENTS ? &ut_log[i] : NULL;
 }
 
-static void ut_log_request(int client, enum ut_ctx ctx, int ret, u64 cookie)
+static void ut_log_request(int client, enum ut_ctx ctx, int ret, u64 cookie,
+			   unsigned long ip)
 {
 	struct ut_event *ev = ut_claim();
 
@@ -95,11 +110,13 @@ static void ut_log_request(int client, enum ut_ctx ctx, int ret, u64 cookie)
 	ev->ctx = ctx;
 	ev->ret = ret;
 	ev->cookie = cookie;
+	ev->ip = ip;
 	/* Publish the event: pairs with smp_load_acquire() in the reader. */
 	smp_store_release(&ev->ready, 1);
 }
 
-static void ut_request(unsigned int mask, unsigned int count, enum ut_ctx ctx)
+static void ut_request_at(unsigned int mask, unsigned int count,
+			  enum ut_ctx ctx, unsigned long ip)
 {
 	unsigned int i, c;
 	u64 cookie;
@@ -110,9 +127,14 @@ static void ut_request(unsigned int mask, unsigned int count, enum ut_ctx ctx)
 			if (!(mask & BIT(c)))
 				continue;
 			ret = unwind_deferred_request(&ut_clients[c], &cookie);
-			ut_log_request(c, ctx, ret, cookie);
+			ut_log_request(c, ctx, ret, cookie, ip);
 		}
 	}
+}
+
+static void ut_request(unsigned int mask, unsigned int count, enum ut_ctx ctx)
+{
+	ut_request_at(mask, count, ctx, 0);
 }
 
 static void ut_callback(struct unwind_work *work,
@@ -166,6 +188,50 @@ static int ut_nmi_handler(unsigned int type, struct pt_regs *regs)
 	ut_remote_request(UT_NMI);
 	return NMI_HANDLED;
 }
+
+/* Injected NMIs, for the armed task. */
+static struct {
+	pid_t		pid;
+	unsigned int	mask;
+} ut_nmi_target;
+
+static int ut_unknown_nmi_handler(unsigned int type, struct pt_regs *regs)
+{
+	pid_t pid = READ_ONCE(ut_nmi_target.pid);
+
+	if (!pid)
+		return NMI_DONE;
+	if (current->pid == pid)
+		ut_request_at(READ_ONCE(ut_nmi_target.mask), 1,
+			      user_mode(regs) ? UT_NMI_USER : UT_NMI_KERNEL,
+			      instruction_pointer(regs));
+	return NMI_HANDLED;
+}
+
+static ssize_t ut_nmi_write(struct file *file, const char __user *ubuf,
+			    size_t len, loff_t *ppos)
+{
+	unsigned int mask;
+	char buf[32];
+	int pid;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (sscanf(buf, "%d %u", &pid, &mask) != 2 || pid < 0 ||
+	    mask >= BIT(UT_CLIENTS) || !pid != !mask)
+		return -EINVAL;
+	WRITE_ONCE(ut_nmi_target.pid, 0);
+	WRITE_ONCE(ut_nmi_target.mask, mask);
+	WRITE_ONCE(ut_nmi_target.pid, pid);
+	return len;
+}
+
+static const struct file_operations ut_nmi_fops = {
+	.write = ut_nmi_write,
+};
 #endif
 
 /* Spin in the kernel, on this CPU, until the interrupt or NMI came. */
@@ -330,11 +396,16 @@ static size_t ut_format(struct ut_event *ev, char *buf, size_t cap)
 
 	if (ev->kind == UT_WALK)
 		return scnprintf(buf, cap, "walk pid=%d\n", ev->pid);
-	if (ev->kind == UT_REQ)
+	if (ev->kind == UT_REQ && !ev->ip)
 		return scnprintf(buf, cap,
 				 "req pid=%d client=%c ctx=%s ret=%d cookie=%#llx\n",
 				 ev->pid, 'A' + ev->client, ut_ctx_name[ev->ctx],
 				 ev->ret, ev->cookie);
+	if (ev->kind == UT_REQ)
+		return scnprintf(buf, cap,
+				 "req pid=%d client=%c ctx=%s ret=%d cookie=%#llx ip=%#lx\n",
+				 ev->pid, 'A' + ev->client, ut_ctx_name[ev->ctx],
+				 ev->ret, ev->cookie, ev->ip);
 	len = scnprintf(buf, cap, "cb pid=%d client=%c cookie=%#llx nr=%u ips=",
 			ev->pid, 'A' + ev->client, ev->cookie, ev->nr);
 	for (j = 0; j < ev->nr; j++)
@@ -413,6 +484,7 @@ static void ut_cleanup(void)
 	}
 #ifdef CONFIG_X86_LOCAL_APIC
 	unregister_nmi_handler(NMI_LOCAL, "unwind_test");
+	unregister_nmi_handler(NMI_UNKNOWN, "unwind_test");
 #endif
 	for (i = 0; i < UT_CLIENTS; i++)
 		unwind_deferred_cancel(&ut_clients[i]);
@@ -437,6 +509,12 @@ static int __init ut_init(void)
 	}
 #ifdef CONFIG_X86_LOCAL_APIC
 	ret = register_nmi_handler(NMI_LOCAL, ut_nmi_handler, 0, "unwind_test");
+	if (!ret) {
+		ret = register_nmi_handler(NMI_UNKNOWN, ut_unknown_nmi_handler,
+					   0, "unwind_test");
+		if (ret)
+			unregister_nmi_handler(NMI_LOCAL, "unwind_test");
+	}
 	if (ret) {
 		for (i = 0; i < UT_CLIENTS; i++)
 			unwind_deferred_cancel(&ut_clients[i]);
@@ -460,6 +538,9 @@ static int __init ut_init(void)
 	debugfs_create_file("request", 0200, ut_dir, NULL, &ut_request_fops);
 	debugfs_create_file("arm", 0200, ut_dir, NULL, &ut_arm_fops);
 	debugfs_create_file("events", 0400, ut_dir, NULL, &ut_events_fops);
+#ifdef CONFIG_X86_LOCAL_APIC
+	debugfs_create_file("nmi", 0200, ut_dir, NULL, &ut_nmi_fops);
+#endif
 	return 0;
 }
 

@@ -19,6 +19,8 @@
 static unsigned long chain_ra[CHAIN_LEN];
 static unsigned long leaf_caller_ra;
 static long chain_nr, chain_arg[3];
+/* What the leaf calls: ut_syscall, or ut_spin for chain_spin(). */
+static long (*chain_call)(long nr, long a, long b, long c) = ut_syscall;
 
 /*
  * chain_00 calls chain_01 ... calls chain_59, which makes the system call.
@@ -36,8 +38,11 @@ static long chain_nr, chain_arg[3];
 static long chain_leaf(void)
 {
 	leaf_caller_ra = (unsigned long)__builtin_return_address(0);
-	/* No branch here: every run has the same return addresses. */
-	return ut_syscall(chain_nr, chain_arg[0], chain_arg[1], chain_arg[2]);
+	/*
+	 * No branch here: every run has the same return addresses, whichever
+	 * function the pointer holds.
+	 */
+	return chain_call(chain_nr, chain_arg[0], chain_arg[1], chain_arg[2]);
 }
 
 CHAIN_FN(59, chain_leaf)
@@ -69,7 +74,17 @@ static long chain_run(long nr, long a, long b, long c)
 	chain_arg[0] = a;
 	chain_arg[1] = b;
 	chain_arg[2] = c;
+	chain_call = ut_syscall;
 	return chain_00();
+}
+
+/* Spin N turns in user mode at the end of the chain (ut_spin). */
+static inline void chain_spin(long n)
+{
+	chain_nr = n;
+	chain_call = ut_spin;
+	chain_00();
+	chain_call = ut_syscall;
 }
 
 /* Write cmd to the client's file from the end of the chain. */

@@ -28,10 +28,16 @@
  * ut_syscall_fp(nr, a, b, c, fp): the same with the frame pointer register
  * set to fp during the call (and no frame of its own), to make the kernel
  * walk a crafted stack. Its user IP is ut_syscall_fp_ret.
+ *
+ * ut_spin(n, ...): n turns of a loop in user mode, in a function with a
+ * standard frame that also stores its return address in ut_leaf_ra. An
+ * interrupt in the loop sees a user IP in [ut_spin_loop, ut_spin_end).
  */
 long ut_syscall(long nr, long a, long b, long c);
 long ut_syscall_fp(long nr, long a, long b, long c, unsigned long fp);
+long ut_spin(long n, long a, long b, long c);
 extern char ut_syscall_ret[], ut_syscall_fp_ret[];
+extern char ut_spin_loop[], ut_spin_end[];
 unsigned long ut_leaf_ra;
 
 #ifdef __x86_64__
@@ -59,6 +65,19 @@ asm(".text\n"
 	"	mov %rcx, %rdx\n"
 	"	syscall\n"
 	"ut_syscall_fp_ret:\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".globl ut_spin, ut_spin_loop, ut_spin_end\n"
+	"ut_spin:\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	mov 8(%rbp), %rax\n"
+	"	mov %rax, ut_leaf_ra(%rip)\n"
+	"ut_spin_loop:\n"
+	"	dec %rdi\n"
+	"	jnz ut_spin_loop\n"
+	"ut_spin_end:\n"
+	"	xor %eax, %eax\n"
 	"	pop %rbp\n"
 	"	ret\n");
 #define UT_SYS_READ		0
@@ -96,6 +115,20 @@ asm(".text\n"
 	"ut_syscall_fp_ret:\n"
 	"	pop %ebx\n"
 	"	pop %ebp\n"
+	"	ret\n"
+	".globl ut_spin, ut_spin_loop, ut_spin_end\n"
+	"ut_spin:\n"
+	"	push %ebp\n"
+	"	mov %esp, %ebp\n"
+	"	mov 4(%ebp), %eax\n"
+	"	mov %eax, ut_leaf_ra\n"
+	"	mov 8(%ebp), %ecx\n"
+	"ut_spin_loop:\n"
+	"	dec %ecx\n"
+	"	jnz ut_spin_loop\n"
+	"ut_spin_end:\n"
+	"	xor %eax, %eax\n"
+	"	pop %ebp\n"
 	"	ret\n");
 #define UT_SYS_READ		3
 #define UT_SYS_WRITE		4
@@ -118,6 +151,7 @@ struct ut_event {
 	char		ctx[16];
 	int		ret;
 	uint64_t	cookie;
+	unsigned long	ip;		/* requests from injected NMIs */
 	int		nr;
 	unsigned long	*ips;
 };
@@ -171,7 +205,11 @@ static inline int ut_read_events(struct ut_log *log)
 		}
 		if (sscanf(line, "req pid=%d client=%c ctx=%15s ret=%d cookie=%llx",
 			   &ev->pid, &ev->client, ev->ctx, &ev->ret, &cookie) == 5) {
+			char *ip = strstr(line, " ip=");
+
 			ev->cookie = cookie;
+			if (ip)
+				ev->ip = strtoul(ip + 4, NULL, 16);
 			log->n++;
 			continue;
 		}
