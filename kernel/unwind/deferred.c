@@ -200,17 +200,14 @@ static void unwind_user_cached(struct unwind_task_info *info, u64 cookie,
 }
 
 /*
- * The pass: walk (or reuse the walk), take every queued request and call
- * each client taken. Runs in task context of the unwound task.
- *
- * The walk reads user memory, which a user can stall for as long as it
- * likes (a userfaultfd or FUSE backed page): it is done before the SRCU
- * read-side section, so that unwind_deferred_cancel(), which waits for that
- * section, never waits on it. Requests that arrive during the walk find
- * their bit still queued and are taken with the others after it; the walk
- * is cached under the entry's cookie, so they cause no second walk.
+ * The first half of the pass: walk (or reuse the walk) if a request is
+ * queued. The walk reads user memory, which a user can stall for as long
+ * as it likes (a userfaultfd or FUSE backed page): it is done before the
+ * SRCU read-side section, so that unwind_deferred_cancel(), which waits for
+ * that section, never waits on it. Requests that arrive during the walk
+ * find their bit still queued and are taken with the others after it; the
+ * walk is cached under the entry's cookie, so they cause no second walk.
  */
-/* Walk (or reuse the walk) if a request is queued. */
 static bool unwind_deferred_walk(struct unwind_task_info *info,
 				 struct unwind_stacktrace *trace, u64 *cookie)
 {
@@ -248,7 +245,7 @@ void unwind_deferred_run(struct unwind_task_info *info)
 	 * waits for SRCU readers, never sees a pass that took a stale bit
 	 * still running when it hands the bit to a new client. PENDING is
 	 * cleared even when nothing is taken (a cancel cleared the bits), or
-	 * later requests of this entry would never queue the work again.
+	 * later requests of this entry would never ask for a pass again.
 	 */
 retry:
 	idx = srcu_read_lock(&unwind_srcu);
