@@ -5,14 +5,16 @@
  * User-space workers (tools/testing/selftests/unwind/torture_test.c) fork,
  * exec, exit, take signals, get killed and migrate between CPUs, while
  * this module asks for their user stacks from task context, from per-CPU
- * hrtimers and from self-NMIs, and cancels and registers its clients
- * again. Every request and every callback is checked against the
+ * hrtimers, from self-NMIs and from NMIs injected from outside (which land
+ * in user mode too), and cancels and registers its clients again. Every request and every callback is checked against the
  * guarantees of kernel/unwind/deferred.c:
  *
  *  - each accepted request is answered by exactly one callback, with its
  *    cookie (no loss, no duplicate, no callback nobody asked for);
  *  - the stack delivered for a kernel entry whose user stack the module
  *    knows (a "work" write made from a known call chain) is that stack;
+ *  - the stack delivered for a request from an NMI that interrupted user
+ *    mode starts at the interrupted IP, and no such request is refused;
  *  - no callback of a client runs once its cancel returned;
  *  - a kernel entry is walked at most once (a kprobe on the walker);
  *  - no kernel address appears in a delivered stack.
@@ -94,10 +96,11 @@ enum tt_stat {
 	TT_REFUSED_EAGAIN, TT_REFUSED_ESRCH, TT_REFUSED_EINVAL,
 	TT_CALLBACKS, TT_VERIFIED, TT_WALKS, TT_DROPPED, TT_CANCELS,
 	TT_WORKS, TT_EXITS, TT_CANCELS_IN_CALLBACK,
+	TT_EXT_NMIS, TT_REQ_NMI_USER, TT_USER_IP_STACKS,
 	TT_ERRORS_FIRST,
 	TT_LOST = TT_ERRORS_FIRST, TT_DUPLICATES, TT_WRONG_STACKS, TT_UNTRACKED,
 	TT_SPURIOUS, TT_DOUBLE_WALKS, TT_KERNEL_ADDRS, TT_AFTER_CANCEL,
-	TT_CANCEL_RACED, TT_BAD_RESULT, TT_REFUSED_OTHER,
+	TT_CANCEL_RACED, TT_BAD_RESULT, TT_REFUSED_OTHER, TT_REFUSED_FROM_USER,
 	TT_NR_STATS,
 };
 
@@ -107,9 +110,10 @@ static const char * const tt_stat_name[TT_NR_STATS] = {
 	"refused_eagain", "refused_esrch", "refused_einval",
 	"callbacks", "verified_stacks", "walks", "dropped_by_cancel",
 	"cancels", "works", "exits", "cancels_in_callback",
+	"external_nmis", "requests_nmi_user", "user_ip_stacks",
 	"lost", "duplicates", "wrong_stacks", "untracked_callbacks",
 	"spurious", "double_walks", "kernel_addresses", "after_cancel",
-	"cancel_raced", "bad_results", "refused_other",
+	"cancel_raced", "bad_results", "refused_other", "refused_from_user",
 };
 
 static atomic_long_t tt_stats[TT_NR_STATS];
@@ -185,6 +189,8 @@ struct tt_slot {
 	struct tt_sig		sig;
 	u64			sig_cookie;
 	u64			walk_cookie;
+	u64			uip_cookie;
+	unsigned long		uip;
 	struct tt_cstate	c[TT_MAX_CLIENTS];
 };
 
@@ -292,7 +298,12 @@ static void tt_account(struct tt_slot *s, int c, unsigned int gen, int ret,
 
 	switch (ret) {
 	case -EAGAIN:
-		tt_inc(TT_REFUSED_EAGAIN);
+		/*
+		 * An interrupt or NMI that hit user mode is the task's next
+		 * entry, or the only kernel code before it: never too late.
+		 */
+		tt_inc(where == TT_FROM_USER ? TT_REFUSED_FROM_USER :
+		       TT_REFUSED_EAGAIN);
 		return;
 	case -ESRCH:
 		tt_inc(TT_REFUSED_ESRCH);
@@ -353,12 +364,16 @@ static void tt_account(struct tt_slot *s, int c, unsigned int gen, int ret,
 		s->sig_cookie = cookie;
 }
 
-/* Requests for the current task from the clients in @mask. */
+/*
+ * Requests for the current task from the clients in @mask. @uip, if not
+ * zero, is the user IP an interrupt or NMI interrupted: the stack
+ * delivered for the requests' cookie must start there.
+ */
 static void tt_request(struct tt_slot *s, enum tt_ctx ctx, unsigned int mask,
-		       bool bind, enum tt_where where)
+		       bool bind, enum tt_where where, unsigned long uip)
 {
+	u64 cookie, accepted = 0;
 	int c, ret;
-	u64 cookie;
 
 	s->busy++;
 	barrier();
@@ -375,11 +390,23 @@ static void tt_request(struct tt_slot *s, enum tt_ctx ctx, unsigned int mask,
 			gen = READ_ONCE(cl->gen);
 			ret = unwind_deferred_request(&cl->work, &cookie);
 			tt_inc(TT_REQ_TASK + ctx);
+			if (ctx == TT_NMI && where == TT_FROM_USER)
+				tt_inc(TT_REQ_NMI_USER);
 			tt_account(s, c, gen, ret, cookie, bind, ctx, where);
+			if (ret >= 0)
+				accepted = cookie;
 		}
 		/* The record is written before tt_churn() sees us gone. */
 		smp_mb__before_atomic();
 		atomic_dec(&cl->users);
+	}
+	/*
+	 * The callbacks of this cookie all run before the task is back in
+	 * user mode, where the next interrupt or NMI could write these again.
+	 */
+	if (uip && accepted) {
+		s->uip_cookie = accepted;
+		s->uip = uip;
 	}
 	barrier();
 	s->busy--;
@@ -415,6 +442,7 @@ static unsigned int tt_random_mask(void)
  */
 static void tt_request_remote(enum tt_ctx ctx, struct pt_regs *regs)
 {
+	bool user = regs && user_mode(regs);
 	struct tt_slot *s;
 
 	if (!tt_user_task())
@@ -422,9 +450,9 @@ static void tt_request_remote(enum tt_ctx ctx, struct pt_regs *regs)
 	s = tt_slot_find(current);
 	if (!s || READ_ONCE(s->busy))
 		return;
-	tt_request(s, ctx, tt_random_mask(),
-		   regs && !user_mode(regs) && READ_ONCE(s->in_work),
-		   regs && user_mode(regs) ? TT_FROM_USER : TT_FROM_KERNEL);
+	tt_request(s, ctx, tt_random_mask(), !user && READ_ONCE(s->in_work),
+		   user ? TT_FROM_USER : TT_FROM_KERNEL,
+		   user ? instruction_pointer(regs) : 0);
 }
 
 #ifdef CONFIG_X86_LOCAL_APIC
@@ -435,6 +463,20 @@ static int tt_nmi_handler(unsigned int type, struct pt_regs *regs)
 	this_cpu_write(tt_nmi_armed, 0);
 	tt_request_remote(TT_NMI, regs);
 	this_cpu_inc(tt_nmi_seen);
+	return NMI_HANDLED;
+}
+
+/*
+ * NMIs injected from outside the guest (harness/vm-run --nmi), which land
+ * wherever the CPU is, user mode included: no self-NMI can interrupt user
+ * mode. Claimed while a run goes on, tracked task or not.
+ */
+static int tt_ext_nmi_handler(unsigned int type, struct pt_regs *regs)
+{
+	if (READ_ONCE(tt_run_state) != TT_RUNNING)
+		return NMI_DONE;
+	tt_inc(TT_EXT_NMIS);
+	tt_request_remote(TT_NMI, regs);
 	return NMI_HANDLED;
 }
 
@@ -535,6 +577,15 @@ static void tt_callback(struct unwind_work *work,
 		pr_err_ratelimited("spurious: pid %d client %d cookie %#llx pending %#llx done %#llx\n",
 				   current->pid, c, cookie, cs->pending, cs->done);
 	}
+	if (cookie && cookie == s->uip_cookie) {
+		tt_inc(TT_USER_IP_STACKS);
+		if (!trace->nr || trace->entries[0] != s->uip) {
+			tt_inc(TT_WRONG_STACKS);
+			pr_err("wrong stack: pid %d cookie %#llx starts at %#lx, not the interrupted %#lx\n",
+			       current->pid, cookie,
+			       trace->nr ? trace->entries[0] : 0, s->uip);
+		}
+	}
 	if (cookie && cookie == s->sig_cookie) {
 		tt_inc(TT_VERIFIED);
 		if (!tt_sig_match(&s->sig, trace)) {
@@ -624,7 +675,8 @@ static enum hrtimer_restart tt_work_timer_fn(struct hrtimer *t)
 	struct tt_slot *s = r->slot;
 
 	if (s && s->task == current && !READ_ONCE(s->busy))
-		tt_request(s, TT_IRQ, tt_random_mask(), true, TT_FROM_WORK_IRQ);
+		tt_request(s, TT_IRQ, tt_random_mask(), true, TT_FROM_WORK_IRQ,
+			   0);
 	WRITE_ONCE(r->fired, 1);
 	return HRTIMER_NORESTART;
 }
@@ -637,7 +689,7 @@ static void tt_work(struct tt_slot *s, unsigned int ctx)
 
 	if (ctx & TT_WORK_TASK) {
 		guard(preempt)();
-		tt_request(s, TT_TASK, tt_random_mask(), true, TT_FROM_WORK);
+		tt_request(s, TT_TASK, tt_random_mask(), true, TT_FROM_WORK, 0);
 	}
 	if (ctx & TT_WORK_IRQ) {
 		guard(preempt)();
@@ -665,7 +717,8 @@ static void tt_work(struct tt_slot *s, unsigned int ctx)
 	if (ctx & TT_WORK_SLEEP) {
 		usleep_range(20, 200);
 		guard(preempt)();
-		tt_request(s, TT_TASK, tt_random_mask(), true, TT_FROM_WORK_SLEEP);
+		tt_request(s, TT_TASK, tt_random_mask(), true,
+			   TT_FROM_WORK_SLEEP, 0);
 	}
 }
 
@@ -886,6 +939,7 @@ static void tt_cleanup(void)
 	unregister_kprobe(&tt_exit_probe);
 	unregister_kprobe(&tt_walk_probe);
 #ifdef CONFIG_X86_LOCAL_APIC
+	unregister_nmi_handler(NMI_UNKNOWN, "unwind_torture");
 	unregister_nmi_handler(NMI_LOCAL, "unwind_torture");
 #endif
 	for (i = 0; i < nclients; i++)
@@ -914,6 +968,9 @@ static int __init tt_init(void)
 	}
 #ifdef CONFIG_X86_LOCAL_APIC
 	ret = register_nmi_handler(NMI_LOCAL, tt_nmi_handler, 0, "unwind_torture");
+	if (!ret)
+		ret = register_nmi_handler(NMI_UNKNOWN, tt_ext_nmi_handler, 0,
+					   "unwind_torture");
 	if (ret)
 		goto fail;
 #endif

@@ -33,19 +33,6 @@
 /* The only CPU that takes external (LINT1) NMIs: see setup_local_APIC(). */
 #define NMI_CPU		0
 
-/* Create (or rewrite) the control file that asks the host for NMIs. */
-static int ask_for_nmis(const char *control, const char *interval_ms)
-{
-	int fd = open(control, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, interval_ms, strlen(interval_ms));
-	close(fd);
-	return n == (ssize_t)strlen(interval_ms) ? 0 : -EIO;
-}
-
 static double now(void)
 {
 	struct timespec ts;
@@ -106,7 +93,6 @@ static int spin_stack_matches(struct __test_metadata *_metadata,
 }
 
 FIXTURE(nmi) {
-	const char *control;
 	struct ut_log log;
 };
 
@@ -114,10 +100,9 @@ FIXTURE_SETUP(nmi)
 {
 	cpu_set_t cpus;
 
-	self->control = getenv("VMRUN_NMI");
 	if (!ut_available() || access(UT_DIR "/nmi", W_OK))
 		SKIP(return, "the unwind_test_client module with NMI support is not loaded");
-	if (!self->control)
+	if (!getenv("VMRUN_NMI"))
 		SKIP(return, "no NMIs from outside (run under harness/vm-run --nmi)");
 	CPU_ZERO(&cpus);
 	CPU_SET(NMI_CPU, &cpus);
@@ -131,8 +116,7 @@ FIXTURE_SETUP(nmi)
 FIXTURE_TEARDOWN(nmi)
 {
 	ut_write(UT_DIR "/nmi", "0 0");
-	if (self->control)
-		unlink(self->control);
+	ut_stop_nmis();
 }
 
 TEST_F(nmi, user_mode_nmis_answered_with_interrupted_stack)
@@ -146,7 +130,7 @@ TEST_F(nmi, user_mode_nmis_answered_with_interrupted_stack)
 	chain_prime();
 	snprintf(arm, sizeof(arm), "%d 3", getpid());
 	ASSERT_EQ(0, ut_write(UT_DIR "/nmi", arm));
-	ASSERT_EQ(0, ask_for_nmis(self->control, NMI_INTERVAL_MS));
+	ASSERT_EQ(0, ut_ask_for_nmis(NMI_INTERVAL_MS));
 
 	start = now();
 	while (spin < MIN_USER_NMIS && now() - start < MAX_SECONDS) {
@@ -193,7 +177,7 @@ TEST_F(nmi, user_mode_nmis_answered_with_interrupted_stack)
 		}
 	}
 	ut_write(UT_DIR "/nmi", "0 0");
-	unlink(self->control);
+	ut_stop_nmis();
 	TH_LOG("%d requests from user-mode NMIs (%d in the spin loop)",
 	       user, spin);
 	TH_LOG("%d from kernel-mode NMIs, %d refused", kernel, refused);

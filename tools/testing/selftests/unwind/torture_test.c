@@ -13,11 +13,14 @@
  * SIGKILLed), exec themselves, take SIGALRM (whose handler works too) and
  * move between CPUs. The module requests from task, hrtimer and NMI
  * context, cancels and registers clients, and checks every callback.
+ * Under harness/vm-run --nmi the host injects NMIs during the run too,
+ * which land in user mode as well.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <time.h>
 #include <sys/mman.h>
 #include <sys/time.h>
@@ -28,6 +31,8 @@
 
 #define TT_DIR		"/sys/kernel/debug/unwind_torture"
 #define TT_MAX_DEPTH	40
+/* Injected NMIs during the run, every this many ms (vm-run --nmi). */
+#define NMI_INTERVAL_MS	"4"
 
 /* What the workers did, in a memfd shared across fork and exec. */
 struct tt_ops {
@@ -312,6 +317,7 @@ int main(int argc, char **argv)
 	int duration = 20, nworkers = 0, i, opt;
 	char cmd[64], *line, *save;
 	long leaks, our_leaks;
+	bool nmis;
 	const char *self = "/proc/self/exe";
 	char path[4096];
 	ssize_t n;
@@ -351,7 +357,7 @@ int main(int argc, char **argv)
 	ksft_print_header();
 	if (access(TT_DIR "/control", W_OK))
 		ksft_exit_skip("torture module not loaded (%s)\n", TT_DIR);
-	ksft_set_plan(12);
+	ksft_set_plan(13);
 
 	ops_fd = memfd_create("unwind_torture_ops", 0);
 	if (ops_fd < 0 || ftruncate(ops_fd, sizeof(*ops)))
@@ -369,6 +375,7 @@ int main(int argc, char **argv)
 	if (ut_write(TT_DIR "/control", cmd))
 		ksft_exit_fail_msg("cannot start a run: %s\n", strerror(errno));
 	deadline_ns = now_ns() + duration * 1000000000ULL;
+	nmis = !ut_ask_for_nmis(NMI_INTERVAL_MS);
 	ksft_print_msg("run: %d s, %d workers, %d CPUs\n", duration, nworkers,
 		       ncpus);
 
@@ -385,6 +392,7 @@ int main(int argc, char **argv)
 	}
 	while (wait(NULL) > 0)
 		;
+	ut_stop_nmis();
 
 	if (ut_write(TT_DIR "/control", "report") || read_summary())
 		ksft_exit_fail_msg("cannot read the summary\n");
@@ -420,6 +428,16 @@ int main(int argc, char **argv)
 	check(stat_of("verified_stacks") > 0 && stat_of("wrong_stacks") == 0,
 	      "known stacks delivered right (%ld checked, %ld wrong)",
 	      stat_of("verified_stacks"), stat_of("wrong_stacks"));
+	if (!nmis)
+		ksft_test_result_skip("requests from NMIs that hit user mode: no NMIs from outside (harness/vm-run --nmi)\n");
+	else
+		check(stat_of("requests_nmi_user") > 0 &&
+		      stat_of("user_ip_stacks") > 0 &&
+		      stat_of("refused_from_user") == 0,
+		      "requests from NMIs that hit user mode accepted (%ld, %ld refused) and stacks start at the interrupted IP (%ld checked; %ld external NMIs)",
+		      stat_of("requests_nmi_user"),
+		      stat_of("refused_from_user"), stat_of("user_ip_stacks"),
+		      stat_of("external_nmis"));
 	check(stat_of("walks") > 0 && stat_of("double_walks") == 0,
 	      "at most one walk per entry (%ld walks, %ld second walks)",
 	      stat_of("walks"), stat_of("double_walks"));

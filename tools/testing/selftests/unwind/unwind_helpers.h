@@ -8,6 +8,7 @@
 #ifndef UNWIND_HELPERS_H
 #define UNWIND_HELPERS_H
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -250,6 +251,37 @@ static inline int ut_write(const char *file, const char *cmd)
 	ret = write(fd, cmd, strlen(cmd)) == (ssize_t)strlen(cmd) ? 0 : -1;
 	close(fd);
 	return ret;
+}
+
+/*
+ * Ask the host for NMIs every @interval_ms milliseconds, under
+ * harness/vm-run --nmi: the request is the file named by $VMRUN_NMI,
+ * holding the interval; removing it stops them. They land on CPU 0 alone
+ * (Linux masks LINT1, where QEMU raises them, on the other CPUs).
+ * Returns 0, -ENOENT outside vm-run --nmi, or another -errno.
+ */
+static inline int ut_ask_for_nmis(const char *interval_ms)
+{
+	const char *control = getenv("VMRUN_NMI");
+	ssize_t n;
+	int fd;
+
+	if (!control)
+		return -ENOENT;
+	fd = open(control, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, interval_ms, strlen(interval_ms));
+	close(fd);
+	return n == (ssize_t)strlen(interval_ms) ? 0 : -EIO;
+}
+
+static inline void ut_stop_nmis(void)
+{
+	const char *control = getenv("VMRUN_NMI");
+
+	if (control)
+		unlink(control);
 }
 
 /* Count events matching pid (0: any), type and client (0: any). */
