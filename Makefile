@@ -127,7 +127,7 @@ build/bench/workload: bench/workload.c
 
 bench: kernel perf $(BENCH_PROGS)
 	@rm -rf build/bench-out && mkdir -p build/bench-out
-	@harness/vm-run --timeout 3600 --mem 3072 --rw $(TOP)/build/bench-out -- \
+	@harness/vm-run --timeout 3600 --mem 3072 --nmi --rw $(TOP)/build/bench-out -- \
 		$(TOP)/bench/run-guest $(TOP)/build/bench-out $(TOP)/build/bin/perf $(TOP)/build/bench
 	@bench/report.py build/bench-out bench/results.md bench/cost-vs-depth.svg "make bench"
 	@echo "bench: bench/results.md, bench/cost-vs-depth.svg"

@@ -6,33 +6,105 @@
  * system call to /sys/kernel/debug/unwind_bench: "nmi" and "irq" time a
  * deferred request and perf's in-NMI frame-pointer walk of this stack from a
  * self-NMI and from an hrtimer interrupt, "walk" times the walker deferred
- * requests use. Print the kernel's measurements, one per line:
+ * requests use. Under harness/vm-run --nmi it also spins in user mode at
+ * that depth, on CPU 0, while the host injects NMIs ("nmi-user": each NMI
+ * that interrupts the spin times a request, which must raise an interrupt
+ * here, and perf's walk). Print the kernel's measurements, one per line:
  *
  *   depth round mode ret request_ns perf_ns perf_frames walk_ns walk_frames clock_ns
  *
+ * and the cost of a null system call (getppid), ITERATIONS * 100 of them
+ * timed at once, once per round:
+ *
+ *   0 round null ns_per_call
+ *
  *   micro ROUNDS ITERATIONS DEPTH...
  */
+#define _GNU_SOURCE
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 
 #define BENCH_FILE "/sys/kernel/debug/unwind_bench"
+/* Injected NMIs every this many ms, for this long per depth and round. */
+#define NMI_INTERVAL_MS	"2"
+#define NMI_SPIN_NS	600000000LL
 
 static const char * const modes[] = { "nmi", "irq", "walk" };
 static int fd, iterations;
+static const char *nmi_control;
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void command(const char *cmd)
+{
+	if (write(fd, cmd, strlen(cmd)) < 0) {
+		perror(cmd);
+		exit(1);
+	}
+}
+
+/* Ask the host for NMIs (vm-run --nmi), or stop them (@interval NULL). */
+static void ask_for_nmis(const char *interval)
+{
+	FILE *f;
+
+	if (!interval) {
+		unlink(nmi_control);
+		return;
+	}
+	f = fopen(nmi_control, "w");
+	if (!f || fputs(interval, f) < 0 || fclose(f)) {
+		perror(nmi_control);
+		exit(1);
+	}
+}
+
+/* The leaf the injected NMIs interrupt: user code only, no system call. */
+static __attribute__((noinline)) void spin_in_user_mode(void)
+{
+	long long end = now_ns() + NMI_SPIN_NS;
+	volatile unsigned long x = 0;
+
+	while (now_ns() < end)
+		for (int i = 0; i < 1000; i++)
+			x += i;
+}
 
 static void measure(void)
 {
 	for (int m = 0; m < 3; m++) {
-		for (int i = 0; i < iterations; i++) {
-			if (write(fd, modes[m], strlen(modes[m])) < 0) {
-				perror(BENCH_FILE);
-				exit(1);
-			}
-		}
+		for (int i = 0; i < iterations; i++)
+			command(modes[m]);
 	}
+	if (nmi_control) {
+		command("nmi-user");
+		ask_for_nmis(NMI_INTERVAL_MS);
+		spin_in_user_mode();
+		ask_for_nmis(NULL);
+		command("stop");
+	}
+}
+
+static void null_syscalls(int round)
+{
+	long n = iterations * 100L;
+	long long t0 = now_ns();
+
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getppid);
+	printf("0 %d null %.1f\n", round, (double)(now_ns() - t0) / n);
 }
 
 /* One frame-pointer frame per level; the addition keeps it off a tail call. */
@@ -74,8 +146,21 @@ int main(int argc, char **argv)
 		perror(BENCH_FILE);
 		return 1;
 	}
+	nmi_control = getenv("VMRUN_NMI");
+	if (nmi_control) {
+		cpu_set_t cpus;
+
+		/* The only CPU that takes NMIs from outside. */
+		CPU_ZERO(&cpus);
+		CPU_SET(0, &cpus);
+		if (sched_setaffinity(0, sizeof(cpus), &cpus)) {
+			perror("sched_setaffinity");
+			return 1;
+		}
+	}
 	/* Rounds outermost, so that drift over time hits every depth alike. */
 	for (int r = 0; r < rounds; r++) {
+		null_syscalls(r);
 		for (int a = 3; a < argc; a++) {
 			int depth = atoi(argv[a]);
 

@@ -13,6 +13,14 @@
  *   walk   in the system call itself: time the walker that deferred
  *          requests use (unwind_user_start() + unwind_user_walk())
  *
+ * A self-NMI interrupts the writer in the kernel. For NMIs that interrupt
+ * it in user mode, where a request must also raise the interrupt that
+ * makes the task enter the kernel, the writer writes "nmi-user", then runs
+ * in user mode while NMIs come from outside (harness/vm-run --nmi; they
+ * land on CPU 0 alone), then writes "stop": each NMI that interrupted it in
+ * user mode meanwhile was measured as "nmi" is. Between the two writes the
+ * file refuses everyone else with -EBUSY.
+ *
  * Reading the file returns one line per measurement since the last read,
  * "mode ret request_ns perf_ns perf_frames walk_ns walk_frames clock_ns",
  * clock_ns being the cost of two back-to-back local_clock() calls, which
@@ -36,8 +44,10 @@
 
 #define BENCH_MAX_SAMPLES	4096
 
-enum bench_mode { BENCH_NMI, BENCH_IRQ, BENCH_WALK };
-static const char * const bench_mode_names[] = { "nmi", "irq", "walk" };
+enum bench_mode { BENCH_NMI, BENCH_IRQ, BENCH_WALK, BENCH_NMI_USER };
+static const char * const bench_mode_names[] = {
+	"nmi", "irq", "walk", "nmi-user"
+};
 
 struct bench_sample {
 	u8	mode;
@@ -62,6 +72,14 @@ static struct bench_sample *bench_cur;
 static struct task_struct *bench_task;
 static int bench_done;
 
+/*
+ * The task between its "nmi-user" and "stop" writes. Only that task's NMIs
+ * add samples, and only while it is in user mode, so they never run
+ * concurrently with its own writes, and every other writer is refused:
+ * bench_samples and the walk buffers need no lock then.
+ */
+static struct task_struct *bench_user_task;
+
 /* Buffers of both walks, used under bench_lock only. */
 static u64 bench_perf_buf[1 + UNWIND_USER_MAX_DEPTH];
 static unsigned long bench_walk_buf[UNWIND_USER_MAX_DEPTH];
@@ -81,8 +99,8 @@ static u32 bench_clock_ns(void)
 	return local_clock() - t0;
 }
 
-/* In NMI or hardirq context, on top of the writing task. */
-static void bench_measure_remote(struct bench_sample *s)
+/* In NMI or hardirq context, on top of the writing task at @regs. */
+static void bench_measure_remote(struct bench_sample *s, struct pt_regs *regs)
 {
 	struct perf_callchain_entry *entry = (void *)bench_perf_buf;
 	struct perf_callchain_entry_ctx ctx = {
@@ -100,7 +118,7 @@ static void bench_measure_remote(struct bench_sample *s)
 
 	entry->nr = 0;
 	t0 = local_clock();
-	perf_callchain_user(&ctx, task_pt_regs(current));
+	perf_callchain_user(&ctx, regs);
 	t1 = local_clock();
 	s->perf_ns = t1 - t0;
 	s->perf_frames = ctx.nr;
@@ -111,7 +129,7 @@ static void bench_remote(void)
 {
 	if (current != READ_ONCE(bench_task) || READ_ONCE(bench_done))
 		return;
-	bench_measure_remote(bench_cur);
+	bench_measure_remote(bench_cur, task_pt_regs(current));
 	/* Pairs with smp_load_acquire() in bench_wait(). */
 	smp_store_release(&bench_done, 1);
 }
@@ -121,6 +139,22 @@ static int bench_nmi_handler(unsigned int type, struct pt_regs *regs)
 	if (current != READ_ONCE(bench_task) || READ_ONCE(bench_done))
 		return NMI_DONE;
 	bench_remote();
+	return NMI_HANDLED;
+}
+
+/* NMIs from outside that interrupted the armed task in user mode. */
+static int bench_user_nmi_handler(unsigned int type, struct pt_regs *regs)
+{
+	struct bench_sample *s;
+
+	if (current != READ_ONCE(bench_user_task))
+		return NMI_DONE;
+	if (user_mode(regs) && bench_nr < BENCH_MAX_SAMPLES) {
+		s = &bench_samples[bench_nr];
+		s->mode = BENCH_NMI_USER;
+		bench_measure_remote(s, regs);
+		bench_nr++;
+	}
 	return NMI_HANDLED;
 }
 
@@ -189,7 +223,7 @@ static int bench_measure(struct bench_sample *s, enum bench_mode mode)
 static ssize_t bench_write(struct file *file, const char __user *ubuf,
 			   size_t len, loff_t *ppos)
 {
-	char buf[8];
+	char buf[16];
 	int mode, ret;
 
 	if (!len || len >= sizeof(buf))
@@ -198,10 +232,23 @@ static ssize_t bench_write(struct file *file, const char __user *ubuf,
 		return -EFAULT;
 	buf[len] = '\0';
 	mode = sysfs_match_string(bench_mode_names, strim(buf));
-	if (mode < 0)
+	if (mode < 0 && strcmp(strim(buf), "stop"))
 		return mode;
 
-	mutex_lock(&bench_lock);
+	guard(mutex)(&bench_lock);
+	if (bench_user_task) {
+		if (bench_user_task != current || mode >= 0)
+			return -EBUSY;
+		/* "stop": no NMI adds a sample once we are here. */
+		WRITE_ONCE(bench_user_task, NULL);
+		return len;
+	}
+	if (mode < 0)
+		return -EINVAL;
+	if (mode == BENCH_NMI_USER) {
+		WRITE_ONCE(bench_user_task, current);
+		return len;
+	}
 	if (bench_nr == BENCH_MAX_SAMPLES) {
 		ret = -ENOSPC;
 	} else {
@@ -209,7 +256,6 @@ static ssize_t bench_write(struct file *file, const char __user *ubuf,
 		if (!ret)
 			bench_nr++;
 	}
-	mutex_unlock(&bench_lock);
 	return ret ? ret : len;
 }
 
@@ -218,6 +264,10 @@ static int bench_show(struct seq_file *m, void *v)
 	unsigned int i;
 
 	mutex_lock(&bench_lock);
+	if (bench_user_task) {
+		mutex_unlock(&bench_lock);
+		return -EBUSY;
+	}
 	for (i = 0; i < bench_nr; i++) {
 		struct bench_sample *s = &bench_samples[i];
 
@@ -239,13 +289,23 @@ static int bench_open(struct inode *inode, struct file *file)
 				BENCH_MAX_SAMPLES * 64);
 }
 
+/* A task that dies between "nmi-user" and "stop" closes its file here. */
+static int bench_release(struct inode *inode, struct file *file)
+{
+	scoped_guard(mutex, &bench_lock) {
+		if (bench_user_task == current)
+			WRITE_ONCE(bench_user_task, NULL);
+	}
+	return single_release(inode, file);
+}
+
 static const struct file_operations bench_fops = {
 	.owner		= THIS_MODULE,
 	.open		= bench_open,
 	.read		= seq_read,
 	.write		= bench_write,
 	.llseek		= seq_lseek,
-	.release	= single_release,
+	.release	= bench_release,
 };
 
 static int __init unwind_bench_init(void)
@@ -257,6 +317,12 @@ static int __init unwind_bench_init(void)
 		return ret;
 	ret = register_nmi_handler(NMI_LOCAL, bench_nmi_handler, 0,
 				   "unwind_bench");
+	if (!ret) {
+		ret = register_nmi_handler(NMI_UNKNOWN, bench_user_nmi_handler,
+					   0, "unwind_bench");
+		if (ret)
+			unregister_nmi_handler(NMI_LOCAL, "unwind_bench");
+	}
 	if (ret) {
 		unwind_deferred_cancel(&bench_work);
 		return ret;
