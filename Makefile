@@ -34,7 +34,7 @@ ifneq ($(filter-out guest debug,$(CONFIG)),)
 $(error CONFIG must be guest or debug, not '$(CONFIG)')
 endif
 
-.PHONY: help tree refresh kernel perf demo kselftest test run lint series clean bench \
+.PHONY: help tree refresh kernel perf perf-asan demo kselftest test run lint series clean bench \
 	torture
 
 help:
@@ -71,6 +71,17 @@ perf: tree
 	@install -m 755 build/perf-obj/perf build/perf-obj/perf-archive build/bin/
 	@build/bin/perf version --build-options | grep -E 'dwarf|libelf|libtraceevent' | sed 's/^/perf: /'
 
+# The same perf built with AddressSanitizer and UBSan, in its own directory:
+# the test of damaged perf.data files (harness/tests/guest/perf-crafted.sh)
+# reads them with it.
+perf-asan: tree
+	@mkdir -p build/perf-asan-obj
+	@+$(MAKE) --no-print-directory -C $(SRC)/tools/perf $(subst perf-obj,perf-asan-obj,$(PERF_FLAGS)) \
+		EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -g" \
+		LDFLAGS="-fsanitize=address,undefined" -j$(JOBS) >build/perf-asan-obj/build.log 2>&1 || \
+		{ tail -40 build/perf-asan-obj/build.log; echo "perf-asan: build failed, log: build/perf-asan-obj/build.log"; exit 1; }
+	@install -m 755 build/perf-asan-obj/perf build/bin/perf-asan
+
 # Host-built programs the guest runs over 9p: the demo and the harness's own
 # smoke tests. Frame pointers everywhere, so user stacks can be walked.
 USER_CFLAGS := -O2 -g -Wall -Wextra -fno-omit-frame-pointer \
@@ -103,7 +114,7 @@ kselftest: tree
 build/real/zstd: harness/build-zstd
 	@harness/build-zstd build/real
 
-test: kernel perf demo kselftest build/test-progs/perf_smoke build/real/zstd
+test: kernel perf perf-asan demo kselftest build/test-progs/perf_smoke build/real/zstd
 	@harness/run-tests
 
 CMD ?= $(TOP)/build/demo/deepstack 3

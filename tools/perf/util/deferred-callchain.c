@@ -275,7 +275,6 @@ int deferred_callchains__record(struct deferred_callchains *dc,
 				deferred_deliver_t deliver, void *arg)
 {
 	struct perf_record_callchain_deferred *rec = &event->callchain_deferred;
-	size_t max_nr = (event->header.size - sizeof(*rec)) / sizeof(u64);
 	struct deferred_sample *ds, *tmp;
 	struct deferred_thread *dt;
 	u64 *ips;
@@ -283,7 +282,7 @@ int deferred_callchains__record(struct deferred_callchains *dc,
 
 	if (!dc->merge)
 		return 0;
-	if (rec->nr > max_nr) {
+	if (!perf_event__callchain_deferred_valid(event, 0)) {
 		pr_warning("CALLCHAIN_DEFERRED of tid %u is truncated: ignored\n",
 			   sample->tid);
 		return 0;

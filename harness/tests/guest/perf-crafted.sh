@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# perf tool: damaged or unusual PERF_RECORD_CALLCHAIN_DEFERRED records
+# (harness/tests/guest/perf-craft.py) read by perf report, perf script,
+# perf report -D and perf inject: no crash, no hang, no sanitizer report,
+# and records whose size cannot hold what they claim are ignored with a
+# warning. Uses the perf built with AddressSanitizer and UBSan
+# ($PERF_ASAN, make perf-asan) when there is one. TAP on stdout.
+set -u
+here=$(cd "$(dirname "$0")/../../.." && pwd)
+perf=${PERF:-$here/build/bin/perf}
+reader=$perf
+[ -x "${PERF_ASAN:-}" ] && reader=$PERF_ASAN
+demo=${DEMO:-$here/build/demo/deepstack}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0
+export UBSAN_OPTIONS=print_stacktrace=1
+# perf 6.12's own, on any sample perf inject marks: bsearch() of a thread
+# with no maps yet is given a NULL array (of zero elements). Not ours.
+known_ubsan="util/maps.c:1040:5: runtime error: null pointer passed as argument 2"
+
+echo "TAP version 13"
+n=0
+ok() { n=$((n + 1)); echo "ok $n $*"; }
+not_ok() { n=$((n + 1)); echo "not ok $n $*"; }
+
+echo "# reader: $reader"
+if ! "$perf" record -q -o - -e cpu-clock -c 200000 --call-graph fp,defer -- \
+	"$demo" 1 >"$tmp/base.data" 2>"$tmp/record.err" ||
+   ! "$here/harness/tests/guest/perf-craft.py" "$tmp/base.data" "$tmp/v" >"$tmp/list"; then
+	sed 's/^/# /' "$tmp/record.err"
+	not_ok "a pipe-mode recording with deferred records to damage"
+	echo "1..$n"
+	exit 1
+fi
+ok "a pipe-mode recording with deferred records to damage"
+
+while read -r name valid; do
+	f=$tmp/v/$name.data
+	for cmd in "report --stdio" "script" "report -D" "inject -o $tmp/out.data"; do
+		# shellcheck disable=SC2086
+		timeout 120 "$reader" $cmd -i "$f" >"$tmp/out" 2>"$tmp/err" </dev/null
+		rc=$?
+		what="$name: perf $cmd"
+		if [ $rc -eq 124 ]; then
+			not_ok "$what: hung"
+		elif [ $rc -ge 132 ] && [ $rc -le 139 ]; then
+			# SIGILL to SIGSEGV; perf's own errors exit 255, 244, ...
+			not_ok "$what: killed by signal $((rc - 128))"
+		elif grep -E "AddressSanitizer|runtime error:" "$tmp/err" |
+		     grep -q -v -F "$known_ubsan"; then
+			grep -E -A12 "AddressSanitizer|runtime error:" "$tmp/err" | head -20 | sed 's/^/# /'
+			not_ok "$what: sanitizer report"
+		elif [ "$valid" = 0 ] && [ "$cmd" = "report --stdio" ] &&
+		     ! grep -q "CALLCHAIN_DEFERRED records were ignored" "$tmp/out" "$tmp/err"; then
+			not_ok "$what: no warning that the record was ignored"
+		else
+			ok "$what (exit $rc)"
+		fi
+	done
+done <"$tmp/list"
+echo "1..$n"
