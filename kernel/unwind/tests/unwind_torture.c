@@ -6,7 +6,8 @@
  * exec, exit, take signals, get killed and migrate between CPUs, while
  * this module asks for their user stacks from task context, from per-CPU
  * hrtimers, from self-NMIs and from NMIs injected from outside (which land
- * in user mode too), and cancels and registers its clients again. Every request and every callback is checked against the
+ * in user mode too), and cancels and registers its clients again. Every
+ * request and every callback is checked against the
  * guarantees of kernel/unwind/deferred.c:
  *
  *  - each accepted request is answered by exactly one callback, with its

@@ -429,7 +429,8 @@ int main(int argc, char **argv)
 	      "known stacks delivered right (%ld checked, %ld wrong)",
 	      stat_of("verified_stacks"), stat_of("wrong_stacks"));
 	if (!nmis)
-		ksft_test_result_skip("requests from NMIs that hit user mode: no NMIs from outside (harness/vm-run --nmi)\n");
+		ksft_test_result_skip("%s\n",
+				      "requests from NMIs that hit user mode: no NMIs from outside (harness/vm-run --nmi)");
 	else
 		check(stat_of("requests_nmi_user") > 0 &&
 		      stat_of("user_ip_stacks") > 0 &&
