@@ -129,7 +129,7 @@ torture: kernel kselftest
 # Benchmarks: the unwind_bench micro-benchmark and the perf tool on three
 # workloads, in one guest run; bench/report.py writes the table and plot.
 BENCH_PROGS := build/bench/micro build/bench/workload
-build/bench/micro: bench/micro.c
+build/bench/micro: bench/micro.c tools/testing/selftests/unwind/unwind_helpers.h
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -o $@ $<
 build/bench/workload: bench/workload.c

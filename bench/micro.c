@@ -30,6 +30,11 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
+/* ut_ask_for_nmis(), shared with the selftests that ask for NMIs. */
+#include "../tools/testing/selftests/unwind/unwind_helpers.h"
+
+#define noinline __attribute__((noinline))
+
 #define BENCH_FILE "/sys/kernel/debug/unwind_bench"
 /* Injected NMIs every this many ms, for this long per depth and round. */
 #define NMI_INTERVAL_MS	"2"
@@ -55,31 +60,18 @@ static void command(const char *cmd)
 	}
 }
 
-/* Ask the host for NMIs (vm-run --nmi), or stop them (@interval NULL). */
-static void ask_for_nmis(const char *interval)
-{
-	FILE *f;
-
-	if (!interval) {
-		unlink(nmi_control);
-		return;
-	}
-	f = fopen(nmi_control, "w");
-	if (!f || fputs(interval, f) < 0 || fclose(f)) {
-		perror(nmi_control);
-		exit(1);
-	}
-}
-
 /* The leaf the injected NMIs interrupt: user code only, no system call. */
-static __attribute__((noinline)) void spin_in_user_mode(void)
+static noinline void spin_in_user_mode(void)
 {
 	long long end = now_ns() + NMI_SPIN_NS;
-	volatile unsigned long x = 0;
+	unsigned long x = 0;
 
-	while (now_ns() < end)
+	while (now_ns() < end) {
 		for (int i = 0; i < 1000; i++)
 			x += i;
+		/* Keep the loop: the compiler must assume x is used. */
+		asm volatile("" : : "r" (x));
+	}
 }
 
 static void measure(void)
@@ -89,10 +81,16 @@ static void measure(void)
 			command(modes[m]);
 	}
 	if (nmi_control) {
+		int err;
+
 		command("nmi-user");
-		ask_for_nmis(NMI_INTERVAL_MS);
+		err = ut_ask_for_nmis(NMI_INTERVAL_MS);
+		if (err) {
+			fprintf(stderr, "%s: %s\n", nmi_control, strerror(-err));
+			exit(1);
+		}
 		spin_in_user_mode();
-		ask_for_nmis(NULL);
+		ut_stop_nmis();
 		command("stop");
 	}
 }
@@ -108,7 +106,7 @@ static void null_syscalls(int round)
 }
 
 /* One frame-pointer frame per level; the addition keeps it off a tail call. */
-static __attribute__((noinline)) int recurse(int depth)
+static noinline int recurse(int depth)
 {
 	if (depth <= 0) {
 		measure();
