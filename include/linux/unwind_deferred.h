@@ -159,6 +159,18 @@ static __always_inline bool unwind_deferred_exit_to_user(void)
 }
 
 /**
+ * unwind_deferred_recorded - has the current entry a record?
+ *
+ * Return: true if the current task asked for its user stack in this entry
+ * (answered or not), so that code about to change that stack within the
+ * entry must call unwind_deferred_flush() first. Task context.
+ */
+static inline bool unwind_deferred_recorded(void)
+{
+	return atomic_long_read(&current->unwind_info.state) != 0;
+}
+
+/**
  * unwind_deferred_resume_user - answer this entry's requests
  *
  * Called from resume_user_mode_work(), in task context on the way to user
@@ -199,6 +211,7 @@ static inline int unwind_user_faultable(struct unwind_stacktrace *trace)
 static inline void unwind_task_init(struct task_struct *task) { }
 static inline void unwind_task_free(struct task_struct *task) { }
 static inline void unwind_deferred_flush(void) { }
+static inline bool unwind_deferred_recorded(void) { return false; }
 static inline void unwind_deferred_task_exit(void) { }
 static inline void unwind_deferred_enter_from_user(void) { }
 static inline bool unwind_deferred_exit_to_user(void) { return false; }

@@ -60,9 +60,11 @@
  *
  * An NMI that interrupted kernel mode in the open phase needs no
  * self-interrupt: TIF_NOTIFY_RESUME is enough, as the task passes through
- * the work loop before it returns. execve() and signal delivery change the
- * user stack within one entry: pending requests are answered first, with
- * the old stack, and the next request gets a new cookie.
+ * the work loop before it returns. execve(), signal delivery, sigreturn
+ * and a tracer's writes to a stopped task change the user stack within one
+ * entry: pending requests are answered first, with the old stack, and the
+ * next request gets a new cookie. (Another thread writing to the stack
+ * memory is not seen: as for any walk, the stack is read as it is then.)
  */
 #include <linux/unwind_deferred.h>
 #include <linux/unwind_user.h>
@@ -101,8 +103,12 @@ DEFINE_STATIC_SRCU(unwind_srcu);
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 /*
  * /sys/kernel/debug/fail_unwind_request refuses requests with -EAGAIN, so
- * that clients' fallback paths can be tested. Not in NMI: should_fail()
- * draws a random number, which is not NMI-safe.
+ * that clients' fallback paths can be tested. Requests come from NMIs, hard
+ * interrupts and under raw spinlocks, where should_fail() must not run: its
+ * random number takes a lock that sleeps on PREEMPT_RT (lockdep's
+ * PROVE_RAW_LOCK_NESTING reports it) and is not NMI-safe. So only two of
+ * the attribute's settings count: probability 100 (below, nothing fails)
+ * and times (-1: no limit).
  */
 static DECLARE_FAULT_ATTR(fail_unwind_request);
 
@@ -115,7 +121,12 @@ late_initcall(fail_unwind_request_debugfs);
 
 static bool unwind_request_should_fail(void)
 {
-	return !in_nmi() && should_fail(&fail_unwind_request, 1);
+	atomic_t *times = &fail_unwind_request.times;
+
+	if (likely(READ_ONCE(fail_unwind_request.probability) < 100))
+		return false;
+	/* times counts down to 0, where failing stops; -1 never ends. */
+	return atomic_read(times) == -1 || atomic_dec_if_positive(times) >= 0;
 }
 #else
 static inline bool unwind_request_should_fail(void)
@@ -222,8 +233,8 @@ static bool unwind_deferred_walk(struct unwind_task_info *info,
  * unwind_deferred_run - answer the requests queued in this entry
  * @info:	the current task's state
  *
- * Called through unwind_deferred_resume_user() in the exit work loop, and
- * by the flushes of exec, signal delivery and exit.
+ * Called through unwind_deferred_resume_user() in the exit work loop, by
+ * unwind_deferred_flush() and at exit.
  *
  * Context: Task context of the unwound task, page faults allowed.
  */
@@ -452,10 +463,12 @@ static void unwind_deferred_drain(struct unwind_task_info *info)
 /**
  * unwind_deferred_flush - the user stack is about to change in this entry
  *
- * Called by execve() before the old memory map is dropped, and by signal
- * delivery before the signal frame is set up: requests accepted so far are
- * answered with the stack they were made for, and the next request gets a
- * new cookie for the new stack.
+ * Called by execve() before the old memory map is dropped, by signal
+ * delivery before the signal frame is set up, by sigreturn before the
+ * interrupted registers are restored, and by a task about to stop for its
+ * tracer, which may rewrite its registers and stack: requests accepted so
+ * far are answered with the stack they were made for, and the next request
+ * gets a new cookie for the new stack.
  *
  * Context: Task context, page faults allowed.
  */

@@ -7,6 +7,14 @@
 # and records whose size cannot hold what they claim are ignored with a
 # warning. Uses the perf built with AddressSanitizer and UBSan
 # ($PERF_ASAN, make perf-asan) when there is one. TAP on stdout.
+#
+#   perf-crafted.sh                 record in this kernel, then read
+#   perf-crafted.sh --record FILE   only record, to FILE (in the guest)
+#   perf-crafted.sh --from FILE     only read copies of FILE's recording
+#
+# Reading needs no particular kernel, and the sanitized perf runs many
+# times faster natively than in the TCG guest: harness/run-tests records
+# in the guest and reads on the host.
 set -u
 here=$(cd "$(dirname "$0")/../../.." && pwd)
 perf=${PERF:-$here/build/bin/perf}
@@ -21,14 +29,28 @@ export UBSAN_OPTIONS=print_stacktrace=1
 # with no maps yet is given a NULL array (of zero elements). Not ours.
 known_ubsan="util/maps.c:1040:5: runtime error: null pointer passed as argument 2"
 
+record() {
+	"$perf" record -q -o - -e cpu-clock -c 200000 --call-graph fp,defer -- \
+		"$demo" 1 >"$1" 2>"$tmp/record.err"
+}
+
+if [ "${1:-}" = --record ]; then
+	record "$2" || { cat "$tmp/record.err" >&2; exit 1; }
+	exit 0
+fi
+
 echo "TAP version 13"
 n=0
 ok() { n=$((n + 1)); echo "ok $n $*"; }
 not_ok() { n=$((n + 1)); echo "not ok $n $*"; }
 
 echo "# reader: $reader"
-if ! "$perf" record -q -o - -e cpu-clock -c 200000 --call-graph fp,defer -- \
-	"$demo" 1 >"$tmp/base.data" 2>"$tmp/record.err" ||
+if [ "${1:-}" = --from ]; then
+	cp "$2" "$tmp/base.data" 2>"$tmp/record.err"
+else
+	record "$tmp/base.data"
+fi
+if [ $? -ne 0 ] ||
    ! "$here/harness/tests/guest/perf-craft.py" "$tmp/base.data" "$tmp/v" >"$tmp/list"; then
 	sed 's/^/# /' "$tmp/record.err"
 	not_ok "a pipe-mode recording with deferred records to damage"

@@ -15,9 +15,9 @@
  * again for A and B, as a tracer whose events fire on the way out would.
  *
  * Writing "SYMBOL MASK" to "arm" makes one request per client in MASK
- * from a kprobe on SYMBOL (kernel_clone, begin_new_exec, do_group_exit or
- * handle_userfault) the next time the writing task gets there: requests
- * made in fork, exec and exit, and while a walk sleeps on a stalled page.
+ * from a kprobe on SYMBOL (one of ut_probe_syms[]) the next time the
+ * writing task gets there: requests made in fork, exec, exit and
+ * rt_sigreturn(), and while a walk sleeps on a stalled page.
  *
  * Writing "PID MASK" to "nmi" makes one request per client in MASK from
  * every NMI of unknown reason that interrupts task PID ("0 0" disarms);
@@ -26,6 +26,13 @@
  * task is, user mode included, which no self-NMI can do. Their requests are
  * logged with the context "nmi-user" or "nmi-kernel" and the interrupted
  * instruction pointer.
+ *
+ * Writing "PID" to "guest" makes perf see task PID as a vCPU thread
+ * running guest user code, as KVM would report it (perf_guest_state());
+ * "0" ends it. perf must not defer the user callchain of such samples:
+ * the user stack at the task's return would be the VMM's, not the
+ * guest's. The callbacks are registered on first use, so the module must
+ * not be used with KVM loaded.
  *
  * Reading "events" returns, and forgets, every request, callback and user
  * stack walk (seen by a kprobe on unwind_user_walk()) since the last read,
@@ -40,6 +47,8 @@
 #include <linux/hrtimer.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/perf_event.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -311,11 +320,15 @@ static ssize_t ut_request_write(struct file *file, const char __user *ubuf,
 }
 
 /*
- * Requests from kprobes in fork, exec and exit, and in a user fault that
- * userfaultfd stalls (the walk sleeps there), for one armed task each.
+ * Requests from kprobes in fork, exec and exit, in a user fault that
+ * userfaultfd stalls (the walk sleeps there), and at the start and in the
+ * middle (after the registers are restored) of rt_sigreturn(), for one
+ * armed task each.
  */
 static const char * const ut_probe_syms[] = {
 	"kernel_clone", "begin_new_exec", "do_group_exit", "handle_userfault",
+	"__x64_sys_rt_sigreturn", "restore_altstack",
+	"__ia32_compat_sys_rt_sigreturn", "compat_restore_altstack",
 };
 
 static struct kprobe ut_probes[ARRAY_SIZE(ut_probe_syms)];
@@ -472,11 +485,70 @@ static const struct file_operations ut_events_fops = {
 
 static struct dentry *ut_dir;
 
+#ifdef CONFIG_GUEST_PERF_EVENTS
+/* The task perf is told is in guest user mode; 0: none. */
+static pid_t ut_guest_pid;
+static bool ut_guest_registered;
+static DEFINE_MUTEX(ut_guest_lock);
+
+/* Called by perf in any context, NMI included. */
+static unsigned int ut_guest_state(void)
+{
+	if (current->pid != READ_ONCE(ut_guest_pid))
+		return 0;
+	return PERF_GUEST_ACTIVE | PERF_GUEST_USER;
+}
+
+/* A made-up guest instruction pointer, for the sample's IP. */
+static unsigned long ut_guest_get_ip(void)
+{
+	return 0x400000;
+}
+
+static struct perf_guest_info_callbacks ut_guest_cbs = {
+	.state	= ut_guest_state,
+	.get_ip	= ut_guest_get_ip,
+};
+
+static ssize_t ut_guest_write(struct file *file, const char __user *ubuf,
+			      size_t len, loff_t *ppos)
+{
+	int pid, ret;
+
+	ret = kstrtoint_from_user(ubuf, len, 10, &pid);
+	if (ret)
+		return ret;
+	if (pid < 0)
+		return -EINVAL;
+	mutex_lock(&ut_guest_lock);
+	if (pid && !ut_guest_registered) {
+		perf_register_guest_info_callbacks(&ut_guest_cbs);
+		ut_guest_registered = true;
+	}
+	WRITE_ONCE(ut_guest_pid, pid);
+	mutex_unlock(&ut_guest_lock);
+	return len;
+}
+
+static const struct file_operations ut_guest_fops = {
+	.write = ut_guest_write,
+};
+
+static void ut_guest_cleanup(void)
+{
+	if (ut_guest_registered)
+		perf_unregister_guest_info_callbacks(&ut_guest_cbs);
+}
+#else
+static void ut_guest_cleanup(void) { }
+#endif
+
 static void ut_cleanup(void)
 {
 	int i;
 
 	debugfs_remove_recursive(ut_dir);
+	ut_guest_cleanup();
 	unregister_kprobe(&ut_walk_probe);
 	for (i = 0; i < ARRAY_SIZE(ut_probes); i++) {
 		if (ut_probes[i].addr)
@@ -540,6 +612,9 @@ static int __init ut_init(void)
 	debugfs_create_file("events", 0400, ut_dir, NULL, &ut_events_fops);
 #ifdef CONFIG_X86_LOCAL_APIC
 	debugfs_create_file("nmi", 0200, ut_dir, NULL, &ut_nmi_fops);
+#endif
+#ifdef CONFIG_GUEST_PERF_EVENTS
+	debugfs_create_file("guest", 0200, ut_dir, NULL, &ut_guest_fops);
 #endif
 	return 0;
 }

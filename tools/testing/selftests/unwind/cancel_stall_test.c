@@ -11,7 +11,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -25,6 +24,7 @@
 #include "../kselftest_harness.h"
 #include "unwind_helpers.h"
 #include "unwind_chain.h"
+#include "unwind_uffd.h"
 
 #define TRACEFS		"/sys/kernel/tracing"
 #define INST_A		TRACEFS "/instances/unwind_stall_a"
@@ -64,53 +64,30 @@ struct stalled {
 static void *serve_page(void *arg)
 {
 	struct stalled *st = arg;
-	struct uffdio_copy copy = { 0 };
-	struct fake_frame *f;
-	char c, *src;
+	char c;
 
 	if (read(st->serve, &c, 1) != 1)
 		return NULL;
-	src = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (src == MAP_FAILED)
-		return NULL;
-	f = (struct fake_frame *)(src + 64);
-	f->next = 0;
-	f->ra = (unsigned long)chain_00 + 1;
-	copy.dst = (unsigned long)st->page;
-	copy.src = (unsigned long)src;
-	copy.len = 4096;
-	ioctl(st->uffd, UFFDIO_COPY, &copy);
+	ut_uffd_serve_frame(st->uffd, st->page, (unsigned long)chain_00 + 1);
 	return NULL;
 }
 
 /* Child: wait for @go, then a getppid() whose walk stalls. Exit 0 after. */
 static int stalled_child(int go, int serve)
 {
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg = { 0 };
 	static struct fake_frame f[2];
 	struct stalled st = { .serve = serve };
 	pthread_t thread;
 	char c;
 
-	st.uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
-	if (st.uffd < 0 || ioctl(st.uffd, UFFDIO_API, &api))
-		return 4;
-	st.page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (st.page == MAP_FAILED)
-		return 4;
-	reg.range.start = (unsigned long)st.page;
-	reg.range.len = 4096;
-	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-	if (ioctl(st.uffd, UFFDIO_REGISTER, &reg))
+	st.uffd = ut_uffd_page(&st.page);
+	if (st.uffd < 0)
 		return 4;
 	if (pthread_create(&thread, NULL, serve_page, &st))
 		return 3;
 	f[0].next = (unsigned long)&f[1];
 	f[0].ra = (unsigned long)chain_00 + 1;
-	f[1].next = (unsigned long)st.page + 64;
+	f[1].next = (unsigned long)st.page + UT_UFFD_FRAME_OFFSET;
 	f[1].ra = (unsigned long)chain_00 + 5;
 	if (read(go, &c, 1) != 1)
 		return 3;

@@ -10,6 +10,8 @@
 #define _GNU_SOURCE
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 
 #include "../kselftest_harness.h"
@@ -337,6 +339,138 @@ TEST_F(unwind, hostile_return_address_not_text)
 	f = fake_frames();
 	f[3].ra = 0;
 	expect_fake(_metadata, hostile(_metadata, f), 3);
+}
+
+/* Fake frames whose return addresses start at TEXT_RA(first). */
+static void fake_frames_from(struct fake_frame *f, int first)
+{
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		f[i].next = i < 7 ? (unsigned long)&f[i + 1] : 0;
+		f[i].ra = TEXT_RA(first + i);
+	}
+}
+
+/*
+ * A tracer rewrites the frame pointer of a tracee stopped at the exit of
+ * a system call in which the tracee asked for its stack: the request is
+ * answered with the stack it was made for (fake frames A), not with the
+ * one the tracee returns to (fake frames B). ut_syscall_fp() restores the
+ * tracee's own frame pointer from its stack, so the rewrite is harmless.
+ */
+TEST_F(unwind, tracer_rewrites_registers)
+{
+	static struct fake_frame a[8], b[8];
+	static const char cmd[] = "task 1 1";
+	struct user_regs_struct regs;
+	int status, fd, stops = 0;
+	struct ut_event *cb;
+	pid_t child;
+
+	fake_frames_from(a, 0);
+	fake_frames_from(b, 20);
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		fd = open(UT_DIR "/request", O_WRONLY);
+		if (fd < 0 || ptrace(PTRACE_TRACEME, 0, 0, 0))
+			_exit(2);
+		raise(SIGSTOP);
+		ut_syscall_fp(UT_SYS_WRITE, fd, (long)cmd, strlen(cmd),
+			      (unsigned long)a);
+		_exit(0);
+	}
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFSTOPPED(status));
+	/* Syscall stops until the exit of the write made with frames A. */
+	for (;;) {
+		ASSERT_EQ(0, ptrace(PTRACE_SYSCALL, child, 0, 0));
+		ASSERT_EQ(child, waitpid(child, &status, 0));
+		ASSERT_TRUE(WIFSTOPPED(status));
+		ASSERT_EQ(0, ptrace(PTRACE_GETREGS, child, 0, &regs));
+#ifdef __x86_64__
+		if (regs.rbp == (unsigned long)a && ++stops == 2) {
+			regs.rbp = (unsigned long)b;
+			break;
+		}
+#else
+		if (regs.ebp == (long)a && ++stops == 2) {
+			regs.ebp = (long)b;
+			break;
+		}
+#endif
+	}
+	ASSERT_EQ(0, ptrace(PTRACE_SETREGS, child, 0, &regs));
+	ASSERT_EQ(0, ptrace(PTRACE_DETACH, child, 0, 0));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	ASSERT_EQ(0, ut_read_events(&log_));
+	ASSERT_EQ(1, ut_count(&log_, child, UT_REQ, 'A'));
+	ASSERT_EQ(1, ut_count(&log_, child, UT_CB, 'A'));
+	cb = ut_find(&log_, child, UT_CB, 'A');
+	EXPECT_EQ(ut_find(&log_, child, UT_REQ, 'A')->cookie, cb->cookie);
+	EXPECT_EQ(9, cb->nr);
+	EXPECT_EQ((unsigned long)ut_syscall_fp_ret, cb->ips[0]);
+	if (cb->nr > 1)
+		EXPECT_EQ(TEXT_RA(0), cb->ips[1]);
+}
+
+#ifdef __x86_64__
+#define SIGRETURN_SYM		"__x64_sys_rt_sigreturn"
+#define RESTORE_ALTSTACK_SYM	"restore_altstack"
+#else
+#define SIGRETURN_SYM		"__ia32_compat_sys_rt_sigreturn"
+#define RESTORE_ALTSTACK_SYM	"compat_restore_altstack"
+#endif
+
+static void empty_handler(int sig, siginfo_t *info, void *uc)
+{
+}
+
+/*
+ * rt_sigreturn() swaps the handler's registers for the interrupted ones
+ * inside one entry. Client A asks on the way in (the handler's stack,
+ * which starts in the restorer), client B after the registers are back
+ * (restore_altstack() comes after them): two records, two cookies, and B
+ * gets the interrupted stack, the chain that sent itself the signal.
+ */
+TEST_F(unwind, sigreturn_splits_entry)
+{
+	struct sigaction sa = { .sa_sigaction = empty_handler,
+				.sa_flags = SA_SIGINFO };
+	struct ut_event *cb_a, *cb_b;
+	unsigned long restorer;
+	char cmd[64];
+
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(0, sigaction(SIGUSR1, NULL, &sa));
+	restorer = (unsigned long)sa.sa_restorer;
+	snprintf(cmd, sizeof(cmd), "%s 1", SIGRETURN_SYM);
+	if (ut_write(UT_DIR "/arm", cmd))
+		SKIP(return, "cannot probe %s", SIGRETURN_SYM);
+	snprintf(cmd, sizeof(cmd), "%s 2", RESTORE_ALTSTACK_SYM);
+	if (ut_write(UT_DIR "/arm", cmd))
+		SKIP(return, "cannot probe %s", RESTORE_ALTSTACK_SYM);
+	chain_run(UT_SYS_KILL, getpid(), SIGUSR1, 0);
+	signal(SIGUSR1, SIG_DFL);
+
+	ASSERT_EQ(0, ut_read_events(&log_));
+	ASSERT_EQ(1, ut_count(&log_, getpid(), UT_CB, 'A'));
+	ASSERT_EQ(1, ut_count(&log_, getpid(), UT_CB, 'B'));
+	cb_a = ut_find(&log_, getpid(), UT_CB, 'A');
+	cb_b = ut_find(&log_, getpid(), UT_CB, 'B');
+	EXPECT_EQ(ut_find(&log_, getpid(), UT_REQ, 'A')->cookie, cb_a->cookie);
+	EXPECT_EQ(ut_find(&log_, getpid(), UT_REQ, 'B')->cookie, cb_b->cookie);
+	EXPECT_NE(cb_a->cookie, cb_b->cookie);
+	ASSERT_GE(cb_a->nr, 1);
+	EXPECT_NE((unsigned long)ut_syscall_ret, cb_a->ips[0]);
+	/* The restorer's sigreturn system call is within its first bytes. */
+	if (restorer)
+		EXPECT_TRUE(cb_a->ips[0] > restorer && cb_a->ips[0] <= restorer + 16);
+	EXPECT_TRUE(chain_matches(_metadata, cb_b));
 }
 
 /* 100k-deep recursion: the walk stops at its depth limit. */

@@ -16,7 +16,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -25,6 +24,7 @@
 #include "../kselftest_harness.h"
 #include "unwind_helpers.h"
 #include "unwind_chain.h"
+#include "unwind_uffd.h"
 
 #define FAILSLAB	"/sys/kernel/debug/failslab"
 
@@ -237,22 +237,8 @@ struct stall {
 
 static int stall_open(struct stall *st)
 {
-	struct uffdio_register reg = { 0 };
-	struct uffdio_api api = { .api = UFFD_API };
-
-	st->uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
-	if (st->uffd < 0)
-		return -errno;
-	if (ioctl(st->uffd, UFFDIO_API, &api))
-		return -errno;
-	st->page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (st->page == MAP_FAILED)
-		return -errno;
-	reg.range.start = (unsigned long)st->page;
-	reg.range.len = 4096;
-	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-	return ioctl(st->uffd, UFFDIO_REGISTER, &reg) ? -errno : 0;
+	st->uffd = ut_uffd_page(&st->page);
+	return st->uffd < 0 ? st->uffd : 0;
 }
 
 /* Wait for the walk's fault, let it sleep, then fill the page: one frame. */
@@ -260,28 +246,14 @@ static void *stall_serve(void *arg)
 {
 	struct stall *st = arg;
 	struct pollfd pfd = { .fd = st->uffd, .events = POLLIN };
-	struct uffdio_copy copy = { 0 };
-	struct fake_frame *f;
 	struct uffd_msg msg;
-	char *src;
 
 	if (poll(&pfd, 1, 10000) != 1 ||
 	    read(st->uffd, &msg, sizeof(msg)) != sizeof(msg))
 		return NULL;
-	src = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (src == MAP_FAILED)
-		return NULL;
-	f = (struct fake_frame *)(src + 64);
 	usleep(st->delay_ms * 1000);
-	f->next = 0;
-	f->ra = TEXT_RA(5);
-	copy.dst = (unsigned long)st->page;
-	copy.src = (unsigned long)src;
-	copy.len = 4096;
-	if (!ioctl(st->uffd, UFFDIO_COPY, &copy))
+	if (!ut_uffd_serve_frame(st->uffd, st->page, TEXT_RA(5)))
 		st->served = 1;
-	munmap(src, 4096);
 	return NULL;
 }
 
@@ -304,7 +276,7 @@ TEST_F(fault, userfaultfd_stalled_walk)
 	ret = stall_open(&st);
 	if (ret)
 		SKIP(return, "no userfaultfd (%s)", strerror(-ret));
-	two_frames(f, (unsigned long)st.page + 64);
+	two_frames(f, (unsigned long)st.page + UT_UFFD_FRAME_OFFSET);
 	ASSERT_EQ(0, pthread_create(&st.thread, NULL, stall_serve, &st));
 
 	fd = open(UT_DIR "/request", O_WRONLY);
@@ -361,7 +333,7 @@ TEST_F(fault, killed_while_walk_stalls)
 
 		if (stall_open(&st))
 			_exit(4);
-		two_frames(f, (unsigned long)st.page + 64);
+		two_frames(f, (unsigned long)st.page + UT_UFFD_FRAME_OFFSET);
 		fd = open(UT_DIR "/request", O_WRONLY);
 		if (fd < 0)
 			_exit(2);

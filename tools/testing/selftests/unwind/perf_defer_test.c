@@ -36,6 +36,7 @@
 /* What one buffer held: samples and deferred records, by task and cookie. */
 struct item {
 	int		is_record;
+	uint16_t	misc;		/* the record header's */
 	uint32_t	tid;
 	uint64_t	cookie;		/* 0: a sample without deferral */
 	int		user_ips;	/* samples: user addresses present */
@@ -200,6 +201,7 @@ static void ring_parse(struct ring *r)
 			int user = 0;
 
 			memset(it, 0, sizeof(*it));
+			it->misc = hdr.misc;
 			it->tid = rec[1] >> 32;
 			for (uint64_t i = 0; i < nr; i++) {
 				uint64_t ip = rec[3 + i];
@@ -672,6 +674,53 @@ TEST_F(perf_defer, inherited_fork)
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	rings_stop(rings, nr);
 	inherit_check(_metadata, rings, nr, 3);
+}
+
+/*
+ * Samples of a vCPU thread running guest code (the test client plays KVM
+ * and tells perf this task is in guest user mode) are not deferred: the
+ * user stack at the task's return would be the VMM's, not the guest's.
+ * Like the in-interrupt walk, they get no user addresses.
+ */
+TEST_F(perf_defer, guest_mode_not_deferred)
+{
+	struct ring *r = &rings[0];
+	struct perf_event_attr attr;
+	int guest = 0, deferred = 0, records = 0, user_ips = 0;
+	char pid[16];
+
+	if (access(UT_DIR "/guest", W_OK))
+		SKIP(return, "no %s (test client, CONFIG_GUEST_PERF_EVENTS)",
+		     UT_DIR "/guest");
+	base_attr(&attr);
+	ASSERT_EQ(0, ring_open(r, &attr, -1));
+	snprintf(pid, sizeof(pid), "%d", (int)syscall(SYS_gettid));
+	ASSERT_EQ(0, ut_write(UT_DIR "/guest", pid));
+	rings_run(r, 1, 40);
+	ASSERT_EQ(0, ut_write(UT_DIR "/guest", "0"));
+	ASSERT_EQ(0, r->lost);
+
+	for (int i = 0; i < r->n; i++) {
+		struct item *it = &r->item[i];
+
+		if (it->is_record) {
+			records++;
+			continue;
+		}
+		if ((it->misc & PERF_RECORD_MISC_CPUMODE_MASK) !=
+		    PERF_RECORD_MISC_GUEST_USER)
+			continue;
+		guest++;
+		deferred += !!it->cookie;
+		user_ips += it->user_ips;
+	}
+	TH_LOG("%d guest samples, %d deferred, %d records, %d user addresses",
+	       guest, deferred, records, user_ips);
+	EXPECT_GT(guest, 10);
+	EXPECT_EQ(0, deferred);
+	EXPECT_EQ(0, records);
+	EXPECT_EQ(0, user_ips);
+	ring_close(r);
 }
 
 #define FAIL_REQUEST "/sys/kernel/debug/fail_unwind_request/"

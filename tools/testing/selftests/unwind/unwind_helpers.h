@@ -86,6 +86,7 @@ asm(".text\n"
 #define UT_SYS_GETPPID		110
 #define UT_SYS_EXECVE		59
 #define UT_SYS_EXIT_GROUP	231
+#define UT_SYS_KILL		62
 #elif defined(__i386__)
 asm(".text\n"
 	".globl ut_syscall, ut_syscall_ret, ut_syscall_fp, ut_syscall_fp_ret\n"
@@ -136,6 +137,7 @@ asm(".text\n"
 #define UT_SYS_GETPPID		64
 #define UT_SYS_EXECVE		11
 #define UT_SYS_EXIT_GROUP	252
+#define UT_SYS_KILL		37
 #else
 #error "the unwind selftests know x86 only"
 #endif
