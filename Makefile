@@ -13,7 +13,8 @@
 #   make torture   a long torture run (DURATION=600 seconds), not in CI
 #   make bench     benchmarks against perf's in-NMI walk and DWARF: bench/results.md
 #
-# CONFIG=guest (default) or CONFIG=debug (guest + configs/debug.config).
+# CONFIG=guest (default), CONFIG=debug (guest + configs/debug.config) or
+# CONFIG=kcsan (guest + configs/kcsan.config; torture and kselftests only).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -24,14 +25,14 @@ TOP := $(CURDIR)
 SRC := $(TOP)/build/linux
 KOBJ := $(TOP)/build/obj-$(CONFIG)
 BZIMAGE := $(KOBJ)/arch/x86/boot/bzImage
-FRAGMENTS := configs/guest.config $(if $(filter debug,$(CONFIG)),configs/debug.config)
+FRAGMENTS := configs/guest.config $(if $(filter-out guest,$(CONFIG)),configs/$(CONFIG).config)
 export CCACHE_DIR ?= $(TOP)/build/ccache
 export CCACHE_MAXSIZE ?= 5G
 KMAKE := $(MAKE) --no-print-directory -C $(SRC) O=$(KOBJ) CC="ccache gcc" \
 	HOSTCC="ccache gcc" LOCALVERSION= -j$(JOBS)
 
-ifneq ($(filter-out guest debug,$(CONFIG)),)
-$(error CONFIG must be guest or debug, not '$(CONFIG)')
+ifneq ($(filter-out guest debug kcsan,$(CONFIG)),)
+$(error CONFIG must be guest, debug or kcsan, not '$(CONFIG)')
 endif
 
 .PHONY: help tree refresh kernel perf perf-asan demo kselftest test run lint series clean bench \
