@@ -177,13 +177,35 @@ TEST_F(unwind, fork_child_clean)
 }
 
 /*
+ * Wait for @child to exit with @code, then find its one request and one
+ * callback of client A, which must share a cookie: the callback in @cb,
+ * NULL if any of that failed.
+ */
+static void child_answer(struct __test_metadata *_metadata, pid_t child,
+			 int code, struct ut_event **cb)
+{
+	int status;
+
+	*cb = NULL;
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(code, WEXITSTATUS(status));
+	ASSERT_EQ(0, ut_read_events(&log_));
+	ASSERT_EQ(1, ut_count(&log_, child, UT_REQ, 'A'));
+	ASSERT_EQ(1, ut_count(&log_, child, UT_CB, 'A'));
+	ASSERT_EQ(ut_find(&log_, child, UT_REQ, 'A')->cookie,
+		  ut_find(&log_, child, UT_CB, 'A')->cookie);
+	*cb = ut_find(&log_, child, UT_CB, 'A');
+}
+
+/*
  * A request made in execve() before the old image goes is answered with
  * the old image's stack (the chain), not the new one's.
  */
 TEST_F(unwind, exec_delivers_old_stack)
 {
 	static const char * const argv[] = { "/bin/true", NULL };
-	int status;
+	struct ut_event *cb;
 	pid_t child;
 
 	child = fork();
@@ -194,21 +216,15 @@ TEST_F(unwind, exec_delivers_old_stack)
 		chain_run(UT_SYS_EXECVE, (long)argv[0], (long)argv, 0);
 		_exit(3);
 	}
-	ASSERT_EQ(child, waitpid(child, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ(0, WEXITSTATUS(status));
-	ASSERT_EQ(0, ut_read_events(&log_));
-	ASSERT_EQ(1, ut_count(&log_, child, UT_REQ, 'A'));
-	ASSERT_EQ(1, ut_count(&log_, child, UT_CB, 'A'));
-	EXPECT_EQ(ut_find(&log_, child, UT_REQ, 'A')->cookie,
-		  ut_find(&log_, child, UT_CB, 'A')->cookie);
-	EXPECT_TRUE(chain_matches(_metadata, ut_find(&log_, child, UT_CB, 'A')));
+	child_answer(_metadata, child, 0, &cb);
+	ASSERT_TRUE(!!cb);
+	EXPECT_TRUE(chain_matches(_metadata, cb));
 }
 
 /* A request made in exit_group() is answered before the memory goes. */
 TEST_F(unwind, exit_delivers_stack)
 {
-	int status;
+	struct ut_event *cb;
 	pid_t child;
 
 	child = fork();
@@ -219,13 +235,9 @@ TEST_F(unwind, exit_delivers_stack)
 		chain_run(UT_SYS_EXIT_GROUP, 7, 0, 0);
 		_exit(3);
 	}
-	ASSERT_EQ(child, waitpid(child, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ(7, WEXITSTATUS(status));
-	ASSERT_EQ(0, ut_read_events(&log_));
-	ASSERT_EQ(1, ut_count(&log_, child, UT_REQ, 'A'));
-	ASSERT_EQ(1, ut_count(&log_, child, UT_CB, 'A'));
-	EXPECT_TRUE(chain_matches(_metadata, ut_find(&log_, child, UT_CB, 'A')));
+	child_answer(_metadata, child, 7, &cb);
+	ASSERT_TRUE(!!cb);
+	EXPECT_TRUE(chain_matches(_metadata, cb));
 }
 
 /*
@@ -403,15 +415,8 @@ TEST_F(unwind, tracer_rewrites_registers)
 	}
 	ASSERT_EQ(0, ptrace(PTRACE_SETREGS, child, 0, &regs));
 	ASSERT_EQ(0, ptrace(PTRACE_DETACH, child, 0, 0));
-	ASSERT_EQ(child, waitpid(child, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ(0, WEXITSTATUS(status));
-
-	ASSERT_EQ(0, ut_read_events(&log_));
-	ASSERT_EQ(1, ut_count(&log_, child, UT_REQ, 'A'));
-	ASSERT_EQ(1, ut_count(&log_, child, UT_CB, 'A'));
-	cb = ut_find(&log_, child, UT_CB, 'A');
-	EXPECT_EQ(ut_find(&log_, child, UT_REQ, 'A')->cookie, cb->cookie);
+	child_answer(_metadata, child, 0, &cb);
+	ASSERT_TRUE(!!cb);
 	EXPECT_EQ(9, cb->nr);
 	EXPECT_EQ((unsigned long)ut_syscall_fp_ret, cb->ips[0]);
 	if (cb->nr > 1)
