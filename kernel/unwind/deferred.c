@@ -159,7 +159,10 @@ static u64 unwind_new_cookie(void)
  * read before the state, and the state with a cmpxchg from the state read:
  * if a nested request started the entry in between, one of the two fails
  * and we start again, to find ACTIVE set and its cookie in place. Cookies
- * are never reused, so a stale read cannot match.
+ * are never reused, so a stale read cannot match. Only the task and what
+ * interrupts it on its own CPU write info->cookie, so a CPU-local cmpxchg
+ * is enough for it; the state needs a full one, because
+ * unwind_deferred_cancel() clears bits of every task from other CPUs.
  */
 static bool unwind_entry_update(struct unwind_task_info *info,
 				unsigned long set, unsigned long stop,
@@ -173,7 +176,8 @@ static bool unwind_entry_update(struct unwind_task_info *info,
 		if (*old & stop)
 			return false;
 		if (!(*old & UNWIND_ACTIVE) &&
-		    !try_cmpxchg64(&info->cookie, &cookie, unwind_new_cookie()))
+		    !try_cmpxchg64_local(&info->cookie, &cookie,
+					 unwind_new_cookie()))
 			continue;
 		if (atomic_long_try_cmpxchg(&info->state, old,
 					    *old | set | UNWIND_ACTIVE))
@@ -335,8 +339,13 @@ int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 	if (unwind_request_should_fail())
 		return -EAGAIN;
 
-	/* Pairs with synchronize_rcu() in unwind_deferred_cancel(). */
-	guard(rcu)();
+	/*
+	 * Pairs with synchronize_rcu() in unwind_deferred_cancel(), which
+	 * also waits for regions without preemption: they are cheaper to
+	 * enter than rcu_read_lock() (no out-of-line calls under
+	 * PREEMPT_RCU), and this is the path every sample takes.
+	 */
+	guard(preempt_notrace)();
 	bit = READ_ONCE(work->bit);
 	if (bit < 0)
 		return -EINVAL;
@@ -579,7 +588,11 @@ void unwind_deferred_cancel(struct unwind_work *work)
 		return;
 	list_del_rcu(&work->list);
 	WRITE_ONCE(work->bit, -1);
-	/* No request still sets the bit after this... */
+	/*
+	 * No request still sets the bit after this (requests run with
+	 * preemption disabled, and synchronize_rcu() waits for such
+	 * regions too)...
+	 */
 	synchronize_rcu();
 
 	/* ...so stale bits can be cleared for good... */
