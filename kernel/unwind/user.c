@@ -44,29 +44,44 @@ static int unwind_user_read_word(struct unwind_user_state *state,
 }
 
 /*
- * Read a frame record { next frame pointer, return address } with one user
- * copy rather than one checked access per word.
+ * Read a frame record { next frame pointer, return address }: one
+ * access_ok() and one user access window for both words, then two plain
+ * loads. This is the walk's cost per frame, and a copy_from_user() of
+ * the record costs more for so few bytes (a call, and a string copy with
+ * a startup cost). Faults are handled as for any user access: the page is
+ * brought in, or the read fails.
  */
 static int unwind_user_read_frame(struct unwind_user_state *state,
 				  unsigned long addr, unsigned long *next,
 				  unsigned long *ra)
 {
 	if (state->ws == 8) {
-		u64 rec[2];
+		u64 __user *rec = (u64 __user *)addr;
+		u64 n, r;
 
-		if (copy_from_user(rec, (void __user *)addr, sizeof(rec)))
+		if (!user_access_begin(rec, 2 * sizeof(u64)))
 			return -EFAULT;
-		*next = rec[0];
-		*ra = rec[1];
+		unsafe_get_user(n, &rec[0], fault);
+		unsafe_get_user(r, &rec[1], fault);
+		user_access_end();
+		*next = n;
+		*ra = r;
 	} else {
-		u32 rec[2];
+		u32 __user *rec = (u32 __user *)addr;
+		u32 n, r;
 
-		if (copy_from_user(rec, (void __user *)addr, sizeof(rec)))
+		if (!user_access_begin(rec, 2 * sizeof(u32)))
 			return -EFAULT;
-		*next = rec[0];
-		*ra = rec[1];
+		unsafe_get_user(n, &rec[0], fault);
+		unsafe_get_user(r, &rec[1], fault);
+		user_access_end();
+		*next = n;
+		*ra = r;
 	}
 	return 0;
+fault:
+	user_access_end();
+	return -EFAULT;
 }
 
 /* Cut the trace at the first return address outside executable memory. */
@@ -141,8 +156,7 @@ int unwind_user_walk(struct unwind_user_state *state,
 
 		if (!fp || fp & (state->ws - 1))
 			break;
-		if (!access_ok((void __user *)addr, 2 * state->ws))
-			break;
+		/* Checks that the record lies in user space, too. */
 		if (unwind_user_read_frame(state, addr, &next, &ra))
 			break;
 		if (!ra)
