@@ -15,6 +15,7 @@
 #
 # CONFIG=guest (default), CONFIG=debug (guest + configs/debug.config) or
 # CONFIG=kcsan (guest + configs/kcsan.config; torture and kselftests only).
+# CONFIG=nounwind (guest without CONFIG_UNWIND_USER) is make bench's baseline.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -26,13 +27,19 @@ SRC := $(TOP)/build/linux
 KOBJ := $(TOP)/build/obj-$(CONFIG)
 BZIMAGE := $(KOBJ)/arch/x86/boot/bzImage
 FRAGMENTS := configs/guest.config $(if $(filter-out guest,$(CONFIG)),configs/$(CONFIG).config)
+ifeq ($(CONFIG),nounwind)
+FRAGMENTS := $(KOBJ)/guest-nounwind.config
+$(KOBJ)/guest-nounwind.config: configs/guest.config configs/nounwind.config
+	@mkdir -p $(@D)
+	@{ grep -v '^CONFIG_UNWIND_USER' configs/guest.config; cat configs/nounwind.config; } >$@
+endif
 export CCACHE_DIR ?= $(TOP)/build/ccache
 export CCACHE_MAXSIZE ?= 5G
 KMAKE := $(MAKE) --no-print-directory -C $(SRC) O=$(KOBJ) CC="ccache gcc" \
 	HOSTCC="ccache gcc" LOCALVERSION= -j$(JOBS)
 
-ifneq ($(filter-out guest debug kcsan,$(CONFIG)),)
-$(error CONFIG must be guest, debug or kcsan, not '$(CONFIG)')
+ifneq ($(filter-out guest debug kcsan nounwind,$(CONFIG)),)
+$(error CONFIG must be guest, debug, kcsan or nounwind, not '$(CONFIG)')
 endif
 
 .PHONY: help tree refresh kernel perf perf-asan demo kselftest test run lint series clean bench \
@@ -137,10 +144,20 @@ build/bench/workload: bench/workload.c
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -o $@ $< -lpthread
 
+# The null system call is also timed on the same guest kernel without the
+# series (CONFIG=nounwind), in boots alternating with the series' kernel.
+NULL_BOOTS ?= 3
 bench: kernel perf $(BENCH_PROGS)
+	@+$(MAKE) --no-print-directory kernel CONFIG=nounwind
 	@rm -rf build/bench-out && mkdir -p build/bench-out
 	@harness/vm-run --timeout 3600 --mem 3072 --nmi --rw $(TOP)/build/bench-out -- \
 		$(TOP)/bench/run-guest $(TOP)/build/bench-out $(TOP)/build/bin/perf $(TOP)/build/bench
+	@for i in $$(seq $(NULL_BOOTS)); do for k in nounwind $(CONFIG); do \
+		echo "bench: null system calls on $$k, boot $$i"; \
+		harness/vm-run --kernel $(TOP)/build/obj-$$k/arch/x86/boot/bzImage --timeout 600 \
+			--rw $(TOP)/build/bench-out -- /bin/sh -c \
+			"$(TOP)/build/bench/micro null 5 2000 >>$(TOP)/build/bench-out/null-$$k.txt" || exit 1; \
+	done; done
 	@bench/report.py build/bench-out bench/results.md bench/cost-vs-depth.svg "make bench"
 	@echo "bench: bench/results.md, bench/cost-vs-depth.svg"
 

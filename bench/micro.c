@@ -13,12 +13,15 @@
  *
  *   depth round mode ret request_ns perf_ns perf_frames walk_ns walk_frames clock_ns
  *
- * and the cost of a null system call (getppid), ITERATIONS * 100 of them
- * timed at once, once per round:
+ *   micro ROUNDS ITERATIONS DEPTH...
+ *
+ * "micro null ROUNDS ITERATIONS" times a null system call (getppid),
+ * ITERATIONS * 100 of them at once, once per round:
  *
  *   0 round null ns_per_call
  *
- *   micro ROUNDS ITERATIONS DEPTH...
+ * It needs no unwind_bench file, so that it runs on a kernel built without
+ * the series' CONFIG_UNWIND_USER too (make bench compares the two).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -133,8 +136,16 @@ int main(int argc, char **argv)
 {
 	int rounds;
 
+	if (argc == 4 && !strcmp(argv[1], "null")) {
+		rounds = atoi(argv[2]);
+		iterations = atoi(argv[3]);
+		for (int r = 0; r < rounds; r++)
+			null_syscalls(r);
+		return 0;
+	}
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s ROUNDS ITERATIONS DEPTH...\n", argv[0]);
+		fprintf(stderr, "usage: %s ROUNDS ITERATIONS DEPTH...\n"
+			"       %s null ROUNDS ITERATIONS\n", argv[0], argv[0]);
 		return 2;
 	}
 	rounds = atoi(argv[1]);
@@ -158,7 +169,6 @@ int main(int argc, char **argv)
 	}
 	/* Rounds outermost, so that drift over time hits every depth alike. */
 	for (int r = 0; r < rounds; r++) {
-		null_syscalls(r);
 		for (int a = 3; a < argc; a++) {
 			int depth = atoi(argv[a]);
 
