@@ -48,7 +48,14 @@ endif
 help:
 	@sed -n '3,16s/^# \{0,1\}//p' Makefile
 
-tree:
+# Packages the build and tests need, installed with apt the first time
+# (and when the list changes), so that a fresh clone needs no other step.
+DEPS_STAMP := build/.deps.stamp
+$(DEPS_STAMP): harness/install-deps
+	@harness/install-deps
+	@mkdir -p $(@D) && touch $@
+
+tree: $(DEPS_STAMP)
 	@harness/tree.py prepare $(if $(FORCE),--force)
 
 refresh:
