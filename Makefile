@@ -26,12 +26,15 @@ TOP := $(CURDIR)
 SRC := $(TOP)/build/linux
 KOBJ := $(TOP)/build/obj-$(CONFIG)
 BZIMAGE := $(KOBJ)/arch/x86/boot/bzImage
-FRAGMENTS := configs/guest.config $(if $(filter-out guest,$(CONFIG)),configs/$(CONFIG).config)
 ifeq ($(CONFIG),nounwind)
+# guest.config's UNWIND_USER lines name options that cannot exist without
+# the core, so they are left out rather than overridden.
 FRAGMENTS := $(KOBJ)/guest-nounwind.config
 $(KOBJ)/guest-nounwind.config: configs/guest.config configs/nounwind.config
 	@mkdir -p $(@D)
 	@{ grep -v '^CONFIG_UNWIND_USER' configs/guest.config; cat configs/nounwind.config; } >$@
+else
+FRAGMENTS := configs/guest.config $(if $(filter-out guest,$(CONFIG)),configs/$(CONFIG).config)
 endif
 export CCACHE_DIR ?= $(TOP)/build/ccache
 export CCACHE_MAXSIZE ?= 5G
