@@ -8,6 +8,7 @@
 #   make refresh   write edits made in build/linux back into the repository
 #   make kernel    build build/obj-$(CONFIG)/arch/x86/boot/bzImage
 #   make perf      build the perf tool of the prepared tree as build/bin/perf
+#   make unwindprof  build the BPF profiler (tools/bpf/unwindprof) as build/bin/unwindprof
 #   make lint      checkpatch, kernel-doc, W=1 and sparse on what the series adds
 #   make series    export a git-am-able series to build/series
 #   make torture   a long torture run (DURATION=600 seconds), not in CI
@@ -45,11 +46,11 @@ ifneq ($(filter-out guest debug kcsan nounwind,$(CONFIG)),)
 $(error CONFIG must be guest, debug, kcsan or nounwind, not '$(CONFIG)')
 endif
 
-.PHONY: help tree refresh kernel perf perf-asan demo kselftest test run lint series clean bench \
+.PHONY: help tree refresh kernel perf perf-asan unwindprof demo kselftest test run lint series clean bench \
 	torture
 
 help:
-	@sed -n '3,16s/^# \{0,1\}//p' Makefile
+	@sed -n '3,17s/^# \{0,1\}//p' Makefile
 
 # Packages the build and tests need, installed with apt the first time
 # (and when the list changes), so that a fresh clone needs no other step.
@@ -122,17 +123,28 @@ kselftest: tree
 	@if [ -d $(SRC)/tools/testing/selftests/unwind ]; then \
 		$(MAKE) --no-print-directory -C $(SRC)/tools/testing/selftests \
 			TARGETS="$(KSELFTEST_TARGETS)" O=$(TOP)/build/kselftest-obj \
-			KHDR_INCLUDES="-isystem $(KOBJ)/usr/include" \
+			KHDR_INCLUDES="-isystem $(KOBJ)/usr/include" VMLINUX_BTF=$(KOBJ)/vmlinux \
 			INSTALL_PATH=$(TOP)/build/kselftest install >build/kselftest.log 2>&1 || \
 		{ tail -30 build/kselftest.log; exit 1; }; \
 	fi
+
+# unwindprof, the BPF profiler built on deferred user stacks
+# (tools/bpf/unwindprof), with this tree's libbpf and bootstrap bpftool,
+# against the BTF of the kernel just built.
+unwindprof: kernel
+	@mkdir -p build/unwindprof build/bin
+	@+$(MAKE) --no-print-directory -C $(SRC)/tools/bpf/unwindprof OUTPUT=$(TOP)/build/unwindprof/ \
+		VMLINUX_BTF=$(KOBJ)/vmlinux CLANG=clang-16 >build/unwindprof/build.log 2>&1 || \
+		{ tail -40 build/unwindprof/build.log; echo "unwindprof: build failed, log: build/unwindprof/build.log"; exit 1; }
+	@install -m 755 build/unwindprof/unwindprof build/bin/
+	@echo "unwindprof: build/bin/unwindprof"
 
 # A real multithreaded program from Debian's sources, built with frame
 # pointers: the real-zstd test stream profiles it.
 build/real/zstd: harness/build-zstd
 	@harness/build-zstd build/real
 
-test: kernel perf perf-asan demo kselftest build/test-progs/perf_smoke build/real/zstd
+test: kernel perf perf-asan unwindprof demo kselftest build/test-progs/perf_smoke build/real/zstd
 	@harness/run-tests
 
 CMD ?= $(TOP)/build/demo/deepstack 3

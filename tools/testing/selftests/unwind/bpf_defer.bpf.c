@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * BPF programs of bpf_defer_test: one requester per program type that may
+ * call bpf_unwind_deferred_request(), each sending the kfunc's result and
+ * cookie, and the receiver on unwind_user_stack_tp, sending each stack it
+ * is given. All of them ignore every process but the test's. The test
+ * loads the requesters it needs (autoload is off for the others).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "bpf_defer.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* preempt_count() bits of NMI context (include/linux/preempt.h). */
+#define BD_NMI_MASK	(0xfU << 20)
+
+extern int bpf_unwind_deferred_request(__u64 *cookie) __ksym;
+extern const struct pcpu_hot pcpu_hot __ksym;
+
+__u32 target_tgid;
+/* The system call the syscall tracepoint programs ask in (getppid). */
+__u64 target_syscall;
+__u64 dropped;
+__u64 walks;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} events SEC(".maps");
+
+static bool is_target(void)
+{
+	return (bpf_get_current_pid_tgid() >> 32) == target_tgid;
+}
+
+static __u32 in_nmi(void)
+{
+	const struct pcpu_hot *hot = bpf_this_cpu_ptr(&pcpu_hot);
+
+	return !!(hot->preempt_count & BD_NMI_MASK);
+}
+
+static int ask(enum bd_source source, __u32 user_mode)
+{
+	struct bd_request *r;
+	__u64 cookie = 0;
+	int ret;
+
+	if (!is_target())
+		return 0;
+	ret = bpf_unwind_deferred_request(&cookie);
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		__sync_fetch_and_add(&dropped, 1);
+		return 0;
+	}
+	r->type = BD_REQUEST;
+	r->tid = (__u32)bpf_get_current_pid_tgid();
+	r->source = source;
+	r->ret = ret;
+	r->cookie = cookie;
+	r->in_nmi = in_nmi();
+	r->user_mode = user_mode;
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+SEC("?perf_event")
+int on_perf_event(struct bpf_perf_event_data *ctx)
+{
+	return ask(BD_PERF_EVENT, (ctx->regs.csx & 3) == 3);
+}
+
+SEC("?kprobe/__x64_sys_getppid")
+int on_kprobe(struct pt_regs *regs)
+{
+	return ask(BD_KPROBE, 0);
+}
+
+/* Attached by the test to the test client's self-NMI handler. */
+SEC("?kprobe")
+int on_nmi_kprobe(struct pt_regs *regs)
+{
+	return ask(BD_NMI_KPROBE, 0);
+}
+
+SEC("?tracepoint/syscalls/sys_enter_getppid")
+int on_tracepoint(void *ctx)
+{
+	return ask(BD_TRACEPOINT, 0);
+}
+
+SEC("?tp_btf/sys_enter")
+int BPF_PROG(on_tp_btf, struct pt_regs *regs, long id)
+{
+	if (id != target_syscall)
+		return 0;
+	return ask(BD_TP_BTF, 0);
+}
+
+/* The system call wrappers have no BTF; their body does. */
+SEC("?fentry/__do_sys_getppid")
+int BPF_PROG(on_fentry)
+{
+	return ask(BD_FENTRY, 0);
+}
+
+SEC("?syscall")
+int on_syscall(void *ctx)
+{
+	return ask(BD_SYSCALL, 0);
+}
+
+SEC("?uprobe")
+int on_uprobe(struct pt_regs *regs)
+{
+	return ask(BD_UPROBE, 0);
+}
+
+/* Counts the walks of the test's tasks: one per entry, however many ask. */
+SEC("?kprobe/unwind_user_walk")
+int on_walk(struct pt_regs *regs)
+{
+	if (is_target())
+		__sync_fetch_and_add(&walks, 1);
+	return 0;
+}
+
+SEC("?tp_btf/unwind_user_stack_tp")
+int BPF_PROG(on_stack, __u64 cookie, const struct unwind_stacktrace *trace)
+{
+	struct bd_stack *s;
+	__u32 nr;
+
+	if (!is_target())
+		return 0;
+	s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
+	if (!s) {
+		__sync_fetch_and_add(&dropped, 1);
+		return 0;
+	}
+	nr = trace->nr;
+	if (nr > BD_MAX_FRAMES)
+		nr = BD_MAX_FRAMES;
+	s->type = BD_STACK;
+	s->tid = (__u32)bpf_get_current_pid_tgid();
+	s->nr = trace->nr;
+	s->pad = 0;
+	s->cookie = cookie;
+	if (bpf_probe_read_kernel(s->ips, nr * sizeof(__u64), trace->entries))
+		s->nr = 0;
+	bpf_ringbuf_submit(s, 0);
+	return 0;
+}

@@ -1,0 +1,801 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The BPF client of deferred unwinding: bpf_unwind_deferred_request() from
+ * every kind of program that may call it (perf_event, kprobe in task
+ * context and in NMI, tracepoint, BTF tracepoint, fentry, uprobe,
+ * syscall), the stacks delivered through the unwind_user_stack_tp
+ * tracepoint, one walk shared with perf and ftrace, programs detached with
+ * stacks pending, hostile stacks, and what the verifier and an
+ * unprivileged user are told.
+ *
+ * Each accepted request must lead to exactly one stack with its cookie,
+ * and a stack whose first address is the system call of the 60-frame test
+ * chain must be exactly that chain.
+ */
+#define _GNU_SOURCE
+#include <linux/bpf.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "unwind_chain.h"
+#include "bpf_defer.h"
+#include "bpf_defer.skel.h"
+#include "bpf_defer_bad.skel.h"
+
+#define BD_MAX_RECORDS	4096
+#define KERNEL_START	0xffff800000000000UL
+
+/* bpf_unwind_deferred_request()'s results (enum unwind_request_result). */
+#define UNWIND_QUEUED_RET		0
+#define UNWIND_ALREADY_QUEUED_RET	1
+
+#ifndef PERF_CONTEXT_USER_DEFERRED
+#define PERF_CONTEXT_USER_DEFERRED	((__u64)-640)
+#endif
+
+/* What the ring buffer brought, in order. */
+static struct {
+	int			nreq, nstack;
+	struct bd_request	req[BD_MAX_RECORDS];
+	struct bd_stack		stack[BD_MAX_RECORDS / 4];
+} got;
+
+static int collect(void *ctx, void *data, size_t size)
+{
+	__u32 type = *(__u32 *)data;
+
+	if (type == BD_REQUEST && size >= sizeof(struct bd_request) &&
+	    got.nreq < BD_MAX_RECORDS)
+		got.req[got.nreq++] = *(struct bd_request *)data;
+	else if (type == BD_STACK && size >= sizeof(struct bd_stack) &&
+		 got.nstack < BD_MAX_RECORDS / 4)
+		got.stack[got.nstack++] = *(struct bd_stack *)data;
+	return 0;
+}
+
+/* libbpf's messages (the verifier's log among them) with BD_VERBOSE set. */
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
+			va_list args)
+{
+	if (!getenv("BD_VERBOSE"))
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+/* The last verifier log of a failed load, for the rejection tests. */
+static char verifier_log[64 * 1024];
+
+static struct bd_stack *stack_of(__u32 tid, __u64 cookie, int *count)
+{
+	struct bd_stack *found = NULL;
+
+	*count = 0;
+	for (int i = 0; i < got.nstack; i++) {
+		if (got.stack[i].tid == tid && got.stack[i].cookie == cookie) {
+			found = &got.stack[i];
+			(*count)++;
+		}
+	}
+	return found;
+}
+
+static int stack_is_chain(struct __test_metadata *_metadata,
+			  struct bd_stack *s)
+{
+	unsigned long ips[BD_MAX_FRAMES];
+	int nr = s->nr < BD_MAX_FRAMES ? s->nr : BD_MAX_FRAMES;
+
+	for (int i = 0; i < nr; i++)
+		ips[i] = s->ips[i];
+	return chain_matches_ips(_metadata, nr, ips);
+}
+
+/* Is the kfunc in the running kernel's BTF? */
+static bool kernel_has_kfunc(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool has;
+
+	if (!btf)
+		return false;
+	has = btf__find_by_name_kind(btf, "bpf_unwind_deferred_request",
+				     BTF_KIND_FUNC) > 0;
+	btf__free(btf);
+	return has;
+}
+
+FIXTURE(bpf_defer) {
+	struct bpf_defer *skel;
+	struct ring_buffer *rb;
+	struct bpf_link *links[16];
+	int nlinks;
+};
+
+FIXTURE_SETUP(bpf_defer)
+{
+	memset(&got, 0, sizeof(got));
+	libbpf_set_print(libbpf_quiet);
+	if (!kernel_has_kfunc())
+		SKIP(return, "no kernel BTF or no bpf_unwind_deferred_request()");
+	self->skel = bpf_defer__open();
+	ASSERT_NE(NULL, self->skel);
+	self->skel->bss->target_tgid = getpid();
+	self->skel->bss->target_syscall = SYS_getppid;
+	bpf_program__set_autoload(self->skel->progs.on_stack, true);
+	bpf_program__set_autoload(self->skel->progs.on_walk, true);
+	chain_prime();
+}
+
+FIXTURE_TEARDOWN(bpf_defer)
+{
+	ring_buffer__free(self->rb);
+	for (int i = 0; i < self->nlinks; i++)
+		bpf_link__destroy(self->links[i]);
+	bpf_defer__destroy(self->skel);
+}
+
+static void add_link(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(bpf_defer) *self, struct bpf_link *link)
+{
+	ASSERT_NE(NULL, link) TH_LOG("attach: %s", strerror(errno));
+	ASSERT_LT(self->nlinks, 16);
+	self->links[self->nlinks++] = link;
+}
+
+/*
+ * Load the receiver, the walk counter and the requesters whose autoload
+ * the test turned on, and attach those that libbpf can attach by their
+ * section name. Returns 0, or -1 when the test is skipped (failures end
+ * the test).
+ */
+static int start(struct __test_metadata *_metadata,
+		 FIXTURE_DATA(bpf_defer) *self)
+{
+	struct bpf_program *prog;
+	int err;
+
+	err = bpf_defer__load(self->skel);
+	ASSERT_EQ(0, err) TH_LOG("load failed (BD_VERBOSE=1 shows the verifier's log)");
+	bpf_object__for_each_program(prog, self->skel->obj) {
+		const char *sec = bpf_program__section_name(prog);
+
+		/* The test attaches those itself. */
+		if (!bpf_program__autoload(prog) || !strcmp(sec, "kprobe") ||
+		    !strcmp(sec, "uprobe") || !strcmp(sec, "perf_event") ||
+		    !strcmp(sec, "syscall"))
+			continue;
+		add_link(_metadata, self, bpf_program__attach(prog));
+	}
+	self->rb = ring_buffer__new(bpf_map__fd(self->skel->maps.events),
+				    collect, NULL, NULL);
+	ASSERT_NE(NULL, self->rb);
+	return 0;
+}
+
+static void drain(FIXTURE_DATA(bpf_defer) *self)
+{
+	ring_buffer__consume(self->rb);
+}
+
+/*
+ * Every accepted request has exactly one stack with its cookie; every
+ * refused one a zero cookie; every stack answers an accepted request;
+ * stacks taken at the chain's system call are the chain. Returns the
+ * number of such chain stacks.
+ */
+static int check_answers(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(bpf_defer) *self)
+{
+	int chains = 0;
+
+	drain(self);
+	EXPECT_EQ(0, self->skel->bss->dropped);
+	for (int i = 0; i < got.nreq; i++) {
+		struct bd_request *r = &got.req[i];
+		int n;
+
+		if (r->ret < 0) {
+			EXPECT_EQ(0, r->cookie);
+			continue;
+		}
+		EXPECT_LE(r->ret, 2);
+		stack_of(r->tid, r->cookie, &n);
+		EXPECT_EQ(1, n) TH_LOG("request %d (source %u, ret %d, cookie %#llx): %d stacks",
+				      i, r->source, r->ret,
+				      (unsigned long long)r->cookie, n);
+	}
+	for (int i = 0; i < got.nstack; i++) {
+		struct bd_stack *s = &got.stack[i];
+		int asked = 0;
+
+		for (int j = 0; j < got.nreq; j++)
+			asked += got.req[j].ret >= 0 && got.req[j].tid == s->tid &&
+				 got.req[j].cookie == s->cookie;
+		EXPECT_NE(0, asked) TH_LOG("stack %#llx answers no request",
+					   (unsigned long long)s->cookie);
+		if (s->nr && s->ips[0] == (unsigned long)ut_syscall_ret) {
+			EXPECT_TRUE(stack_is_chain(_metadata, s));
+			chains++;
+		}
+	}
+	return chains;
+}
+
+/* Requests from a kprobe on getppid(): one per entry, each the chain. */
+TEST_F(bpf_defer, kprobe)
+{
+	bpf_program__set_autoload(self->skel->progs.on_kprobe, true);
+	if (start(_metadata, self))
+		return;
+	for (int i = 0; i < 20; i++)
+		chain_run(UT_SYS_GETPPID, 0, 0, 0);
+	EXPECT_EQ(20, check_answers(_metadata, self));
+	ASSERT_EQ(20, got.nreq);
+	for (int i = 0; i < got.nreq; i++) {
+		EXPECT_EQ(UNWIND_QUEUED_RET, got.req[i].ret);
+		EXPECT_EQ(0, got.req[i].in_nmi);
+	}
+	EXPECT_EQ(20, got.nstack);
+	EXPECT_EQ(20, self->skel->bss->walks);
+}
+
+/*
+ * Four program types ask in the same getppid() entry: the first request
+ * queues, the others find it queued; one cookie, one stack, one walk.
+ */
+TEST_F(bpf_defer, every_tracing_type_one_entry)
+{
+	bpf_program__set_autoload(self->skel->progs.on_kprobe, true);
+	bpf_program__set_autoload(self->skel->progs.on_tracepoint, true);
+	bpf_program__set_autoload(self->skel->progs.on_tp_btf, true);
+	bpf_program__set_autoload(self->skel->progs.on_fentry, true);
+	if (start(_metadata, self))
+		return;
+	for (int i = 0; i < 5; i++)
+		chain_run(UT_SYS_GETPPID, 0, 0, 0);
+	EXPECT_EQ(5, check_answers(_metadata, self));
+	ASSERT_EQ(20, got.nreq);
+	for (int e = 0; e < 5; e++) {
+		unsigned int sources = 0;
+		int queued = 0;
+
+		for (int i = 4 * e; i < 4 * e + 4; i++) {
+			EXPECT_EQ(got.req[4 * e].cookie, got.req[i].cookie);
+			queued += got.req[i].ret == UNWIND_QUEUED_RET;
+			EXPECT_TRUE(got.req[i].ret == UNWIND_QUEUED_RET ||
+				    got.req[i].ret == UNWIND_ALREADY_QUEUED_RET);
+			sources |= 1U << got.req[i].source;
+		}
+		EXPECT_EQ(1, queued);
+		EXPECT_EQ((1U << BD_KPROBE) | (1U << BD_TRACEPOINT) |
+			  (1U << BD_TP_BTF) | (1U << BD_FENTRY), sources);
+	}
+	EXPECT_EQ(5, got.nstack);
+	EXPECT_EQ(5, self->skel->bss->walks);
+}
+
+/* Spend time in the kernel at the end of the chain: read /dev/zero. */
+static void read_zero(int rounds)
+{
+	static char buf[1 << 20];
+	int zero = open("/dev/zero", O_RDONLY);
+
+	for (int i = 0; i < rounds && zero >= 0; i++)
+		chain_run(UT_SYS_READ, zero, (long)buf, sizeof(buf));
+	close(zero);
+}
+
+/*
+ * A perf_event program on the hrtimer-driven cpu-clock of the test
+ * thread, while it reads /dev/zero at the end of the chain: every sample
+ * is answered once, the kernel-mode ones in read() with the chain.
+ */
+TEST_F(bpf_defer, perf_event)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = 100000,
+		.disabled = 1,
+	};
+	int fd, user = 0;
+
+	bpf_program__set_autoload(self->skel->progs.on_perf_event, true);
+	if (start(_metadata, self))
+		return;
+	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	ASSERT_GE(fd, 0);
+	add_link(_metadata, self,
+		 bpf_program__attach_perf_event(self->skel->progs.on_perf_event, fd));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	read_zero(100);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	EXPECT_LT(30, check_answers(_metadata, self));
+	for (int i = 0; i < got.nreq; i++) {
+		EXPECT_EQ(BD_PERF_EVENT, got.req[i].source);
+		EXPECT_LE(0, got.req[i].ret);
+		user += got.req[i].user_mode;
+	}
+	TH_LOG("%d samples (%d in user mode), %d stacks, %llu walks",
+	       got.nreq, user, got.nstack,
+	       (unsigned long long)self->skel->bss->walks);
+	EXPECT_EQ(got.nstack, self->skel->bss->walks);
+}
+
+/*
+ * A kprobe on the test client's self-NMI handler runs in NMI: its request
+ * is accepted, shares its cookie with the client's own request from the
+ * same NMI, and is answered with the chain of the write() that raised it.
+ */
+TEST_F(bpf_defer, nmi)
+{
+	static struct ut_log log_;
+	struct ut_event *req;
+	long ret;
+
+	if (!ut_available())
+		SKIP(return, "test client not loaded");
+	bpf_program__set_autoload(self->skel->progs.on_nmi_kprobe, true);
+	if (start(_metadata, self))
+		return;
+	add_link(_metadata, self,
+		 bpf_program__attach_kprobe(self->skel->progs.on_nmi_kprobe,
+					    false, "ut_nmi_handler"));
+	ut_drain();
+	ret = chain_request(UT_DIR "/request", "nmi 1 1");
+	if (ret == -EOPNOTSUPP)
+		SKIP(return, "no self-NMI on this machine");
+	ASSERT_LT(0, ret);
+	ASSERT_EQ(1, check_answers(_metadata, self));
+	ASSERT_LE(1, got.nreq);
+	EXPECT_EQ(1, got.req[0].in_nmi);
+	EXPECT_EQ(UNWIND_QUEUED_RET, got.req[0].ret);
+	ASSERT_EQ(0, ut_read_events(&log_));
+	req = ut_find(&log_, getpid(), UT_REQ, 'A');
+	ASSERT_NE(NULL, req);
+	EXPECT_STREQ("nmi", req->ctx);
+	EXPECT_EQ(req->cookie, got.req[0].cookie);
+	EXPECT_EQ(1, self->skel->bss->walks);
+}
+
+/* A syscall program run by bpf(BPF_PROG_TEST_RUN) made from the chain. */
+TEST_F(bpf_defer, syscall_program)
+{
+	union bpf_attr attr;
+
+	bpf_program__set_autoload(self->skel->progs.on_syscall, true);
+	if (start(_metadata, self))
+		return;
+	memset(&attr, 0, sizeof(attr));
+	attr.test.prog_fd = bpf_program__fd(self->skel->progs.on_syscall);
+	/* chain_run() adds one per level to what the system call returned. */
+	ASSERT_EQ(CHAIN_LEN, chain_run(SYS_bpf, BPF_PROG_TEST_RUN, (long)&attr,
+				       sizeof(attr)));
+	EXPECT_EQ(1, check_answers(_metadata, self));
+	ASSERT_EQ(1, got.nreq);
+	EXPECT_EQ(BD_SYSCALL, got.req[0].source);
+}
+
+/* The offset in its file of a code address of this program. */
+static long file_offset_of(unsigned long addr, char *path, size_t len)
+{
+	unsigned long start, end, off;
+	char line[512];
+	long ret = -1;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/');
+
+		if (sscanf(line, "%lx-%lx %*s %lx", &start, &end, &off) != 3 ||
+		    addr < start || addr >= end || !p)
+			continue;
+		p[strcspn(p, "\n")] = '\0';
+		snprintf(path, len, "%s", p);
+		ret = addr - start + off;
+		break;
+	}
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+/* The function a uprobe is placed on. */
+__attribute__((noinline)) int bd_uprobe_target(int x)
+{
+	asm volatile("" ::: "memory");
+	return x + 1;
+}
+
+/*
+ * A uprobe program: the request is made in the breakpoint's entry and
+ * answered when the task goes back to the probed function.
+ */
+TEST_F(bpf_defer, uprobe)
+{
+	unsigned long target = (unsigned long)bd_uprobe_target;
+	struct bpf_link *link;
+	struct bd_stack *s;
+	char path[256];
+	long off;
+	int n;
+
+	bpf_program__set_autoload(self->skel->progs.on_uprobe, true);
+	if (start(_metadata, self))
+		return;
+	off = file_offset_of(target, path, sizeof(path));
+	ASSERT_LT(0, off);
+	link = bpf_program__attach_uprobe(self->skel->progs.on_uprobe, false,
+					  0, path, off);
+	add_link(_metadata, self, link);
+	for (int i = 0; i < 3; i++)
+		bd_uprobe_target(i);
+	check_answers(_metadata, self);
+	ASSERT_EQ(3, got.nreq);
+	for (int i = 0; i < 3; i++) {
+		EXPECT_EQ(UNWIND_QUEUED_RET, got.req[i].ret);
+		s = stack_of(got.req[i].tid, got.req[i].cookie, &n);
+		ASSERT_NE(NULL, s);
+		EXPECT_LE(2, s->nr);
+		EXPECT_LE(target, s->ips[0]);
+		EXPECT_GT(target + 16, s->ips[0]);
+	}
+}
+
+/*
+ * Hostile frame chains under a write() to the test client, which asks in
+ * the same entry as a kprobe program: BPF's stack ends where the client's
+ * does, before anything that is not a user return address.
+ */
+static void hostile(struct __test_metadata *_metadata,
+		    FIXTURE_DATA(bpf_defer) *self, unsigned long fp,
+		    int want_nr)
+{
+	static const char cmd[] = "task 1 1";
+	static struct ut_log log_;
+	struct ut_event *cb;
+	struct bd_stack *s;
+	int fd, n;
+
+	fd = open(UT_DIR "/request", O_WRONLY);
+	/* Forget the writes of the test's own log lines. */
+	drain(self);
+	memset(&got, 0, sizeof(got));
+	ASSERT_LE(0, fd);
+	ut_drain();
+	ut_syscall_fp(UT_SYS_WRITE, fd, (long)cmd, strlen(cmd), fp);
+	close(fd);
+	check_answers(_metadata, self);
+	ASSERT_EQ(1, got.nreq);
+	s = stack_of(got.req[0].tid, got.req[0].cookie, &n);
+	ASSERT_NE(NULL, s);
+	EXPECT_EQ(want_nr, s->nr);
+	EXPECT_EQ((unsigned long)ut_syscall_fp_ret, s->ips[0]);
+	for (int i = 0; i < (int)s->nr && i < BD_MAX_FRAMES; i++)
+		EXPECT_GT(KERNEL_START, s->ips[i]);
+	ASSERT_EQ(0, ut_read_events(&log_));
+	cb = ut_find(&log_, getpid(), UT_CB, 'A');
+	ASSERT_NE(NULL, cb);
+	EXPECT_EQ(got.req[0].cookie, cb->cookie);
+	EXPECT_EQ(cb->nr, (int)s->nr);
+	for (int i = 0; i < cb->nr && i < (int)s->nr; i++)
+		EXPECT_EQ(cb->ips[i], s->ips[i]);
+}
+
+TEST_F(bpf_defer, hostile_stacks)
+{
+	static struct { unsigned long next, ra; } f[4];
+	char *page;
+
+	if (!ut_available())
+		SKIP(return, "test client not loaded");
+	bpf_program__set_autoload(self->skel->progs.on_tp_btf, true);
+	self->skel->bss->target_syscall = SYS_write;
+	if (start(_metadata, self))
+		return;
+
+	for (int i = 0; i < 4; i++) {
+		f[i].next = i < 3 ? (unsigned long)&f[i + 1] : 0;
+		f[i].ra = (unsigned long)chain_00 + 4 * i + 1;
+	}
+	TH_LOG("four good frames");
+	hostile(_metadata, self, (unsigned long)f, 5);
+	TH_LOG("a kernel return address in the third frame");
+	f[2].ra = 0xffffffff81000000UL;
+	hostile(_metadata, self, (unsigned long)f, 3);
+	TH_LOG("a loop: the second frame points back at the first");
+	f[2].ra = (unsigned long)chain_00 + 9;
+	f[1].next = (unsigned long)&f[0];
+	hostile(_metadata, self, (unsigned long)f, 3);
+	TH_LOG("a frame pointer into the kernel, one misaligned, one unmapped");
+	hostile(_metadata, self, 0xffffffff81000000UL, 1);
+	hostile(_metadata, self, (unsigned long)f + 3, 1);
+	page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, page);
+	hostile(_metadata, self, (unsigned long)page, 1);
+	munmap(page, 4096);
+}
+
+/*
+ * BPF, perf and ftrace ask in the same getppid() entry: one walk, and the
+ * same cookie in the BPF request, the perf sample and the ftrace entry.
+ */
+#define BD_INSTANCE	"/sys/kernel/tracing/instances/bpf_defer_test"
+
+static int tracefs_write(const char *file, const char *val)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), BD_INSTANCE "/%s", file);
+	return ut_write(path, val);
+}
+
+static __u64 ftrace_cookie(pid_t pid)
+{
+	char line[512], tag[32];
+	unsigned long long cookie = 0;
+	FILE *f = fopen(BD_INSTANCE "/trace", "r");
+
+	snprintf(tag, sizeof(tag), "-%d ", pid);
+	while (f && fgets(line, sizeof(line), f)) {
+		char *c = strstr(line, "<user stack deferred> cookie=");
+
+		if (c && strstr(line, tag))
+			cookie = strtoull(c + strlen("<user stack deferred> cookie="),
+					  NULL, 16);
+	}
+	if (f)
+		fclose(f);
+	return cookie;
+}
+
+static __u64 perf_cookie(struct perf_event_mmap_page *meta)
+{
+	char *data = (char *)meta + meta->data_offset;
+	__u64 head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	__u64 off = meta->data_tail, cookie = 0;
+
+	while (off < head) {
+		struct perf_event_header *h = (void *)(data + off % meta->data_size);
+		__u64 *p = (__u64 *)(h + 1);
+
+		/* One small record: it does not wrap in a fresh 64 KiB ring. */
+		if (h->type == PERF_RECORD_SAMPLE) {
+			__u64 nr = p[1];
+
+			for (__u64 i = 0; i + 1 < nr; i++)
+				if (p[2 + i] == PERF_CONTEXT_USER_DEFERRED)
+					cookie = p[3 + i];
+		}
+		off += h->size;
+	}
+	return cookie;
+}
+
+TEST_F(bpf_defer, shared_with_perf_and_ftrace)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(attr),
+		.sample_period = 1,
+		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN,
+		.disabled = 1,
+		.exclude_callchain_kernel = 1,
+		.defer_callchain = 1,
+		.defer_output = 1,
+	};
+	struct perf_event_mmap_page *meta;
+	char id[32] = "";
+	__u64 pc, fc;
+	int fd, idfd;
+
+	if (access("/sys/kernel/tracing/options/userstacktrace_delay", F_OK))
+		SKIP(return, "no userstacktrace_delay");
+	bpf_program__set_autoload(self->skel->progs.on_kprobe, true);
+	if (start(_metadata, self))
+		return;
+
+	idfd = open("/sys/kernel/tracing/events/syscalls/sys_enter_getppid/id",
+		    O_RDONLY);
+	ASSERT_LE(0, idfd);
+	ASSERT_LT(0, read(idfd, id, sizeof(id) - 1));
+	close(idfd);
+	attr.config = strtoull(id, NULL, 10);
+	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	ASSERT_LE(0, fd);
+	meta = mmap(NULL, 17 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, meta);
+
+	rmdir(BD_INSTANCE);
+	ASSERT_EQ(0, mkdir(BD_INSTANCE, 0755));
+	ASSERT_EQ(0, tracefs_write("events/syscalls/sys_enter_getppid/enable", "1"));
+	ASSERT_EQ(0, tracefs_write("options/userstacktrace_delay", "1"));
+
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	chain_run(UT_SYS_GETPPID, 0, 0, 0);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+
+	EXPECT_EQ(1, check_answers(_metadata, self));
+	ASSERT_EQ(1, got.nreq);
+	pc = perf_cookie(meta);
+	fc = ftrace_cookie(getpid());
+	TH_LOG("cookies: bpf %#llx perf %#llx ftrace %#llx",
+	       (unsigned long long)got.req[0].cookie, (unsigned long long)pc,
+	       (unsigned long long)fc);
+	EXPECT_NE(0, got.req[0].cookie);
+	EXPECT_EQ(got.req[0].cookie, pc);
+	EXPECT_EQ(got.req[0].cookie, fc);
+	EXPECT_EQ(1, self->skel->bss->walks);
+
+	tracefs_write("options/userstacktrace_delay", "0");
+	tracefs_write("events/syscalls/sys_enter_getppid/enable", "0");
+	rmdir(BD_INSTANCE);
+	munmap(meta, 17 * 4096);
+	close(fd);
+}
+
+/*
+ * Stacks pending while the requesting program is unloaded and the
+ * receiving one detached: a thread asks (kprobe on getppid is too quick,
+ * so the request is made at the entry of a read() that blocks), the
+ * programs go away, the read() returns. Nothing is called, and a new load
+ * is served as usual: the BPF client's slot is intact.
+ */
+static int block_pipe[2];
+
+/* readv(), which nothing else of the test calls. */
+static void *blocked_reader(void *arg)
+{
+	char c;
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+
+	chain_run(SYS_readv, block_pipe[0], (long)&iov, 1);
+	return NULL;
+}
+
+TEST_F(bpf_defer, detached_with_stacks_pending)
+{
+	pthread_t thread;
+
+	bpf_program__set_autoload(self->skel->progs.on_tp_btf, true);
+	self->skel->bss->target_syscall = SYS_readv;
+	if (start(_metadata, self))
+		return;
+	ASSERT_EQ(0, pipe(block_pipe));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, blocked_reader, NULL));
+	/* Wait until the request is made, then drop every program. */
+	for (int i = 0; i < 500 && !got.nreq; i++) {
+		usleep(10000);
+		drain(self);
+	}
+	ASSERT_EQ(1, got.nreq);
+	EXPECT_EQ(UNWIND_QUEUED_RET, got.req[0].ret);
+	ring_buffer__free(self->rb);
+	self->rb = NULL;
+	for (int i = 0; i < self->nlinks; i++)
+		bpf_link__destroy(self->links[i]);
+	self->nlinks = 0;
+	bpf_defer__destroy(self->skel);
+	self->skel = NULL;
+	/* Let the RCU grace periods of the detach and the free pass. */
+	usleep(100000);
+	ASSERT_EQ(1, write(block_pipe[1], "x", 1));
+	pthread_join(thread, NULL);
+	close(block_pipe[0]);
+	close(block_pipe[1]);
+
+	/* A new load gets the next entries, as always. */
+	memset(&got, 0, sizeof(got));
+	self->skel = bpf_defer__open();
+	ASSERT_NE(NULL, self->skel);
+	self->skel->bss->target_tgid = getpid();
+	bpf_program__set_autoload(self->skel->progs.on_stack, true);
+	bpf_program__set_autoload(self->skel->progs.on_walk, true);
+	bpf_program__set_autoload(self->skel->progs.on_kprobe, true);
+	if (start(_metadata, self))
+		return;
+	chain_run(UT_SYS_GETPPID, 0, 0, 0);
+	EXPECT_EQ(1, check_answers(_metadata, self));
+	EXPECT_EQ(1, got.nreq);
+	EXPECT_EQ(1, got.nstack);
+}
+
+/* Load one program of bpf_defer_bad alone; return the errno. */
+static int load_bad(struct bpf_program *(*pick)(struct bpf_defer_bad *))
+{
+	struct bpf_defer_bad *bad = bpf_defer_bad__open();
+	int err;
+
+	if (!bad)
+		return -errno;
+	bpf_program__set_autoload(pick(bad), true);
+	verifier_log[0] = '\0';
+	bpf_program__set_log_buf(pick(bad), verifier_log, sizeof(verifier_log));
+	err = bpf_defer_bad__load(bad);
+	bpf_defer_bad__destroy(bad);
+	return err;
+}
+
+#define PICK(name) \
+	static struct bpf_program *pick_##name(struct bpf_defer_bad *b) \
+	{ return b->progs.name; }
+PICK(socket_filter)
+PICK(xdp)
+PICK(raw_tracepoint)
+PICK(null_cookie)
+PICK(small_value)
+PICK(read_only)
+PICK(scalar_cookie)
+
+static void rejected(struct __test_metadata *_metadata, const char *name,
+		     struct bpf_program *(*pick)(struct bpf_defer_bad *),
+		     int want_err, const char *want_msg)
+{
+	int err = load_bad(pick);
+
+	EXPECT_EQ(want_err, err) TH_LOG("%s", name);
+	EXPECT_NE(NULL, strstr(verifier_log, want_msg))
+		TH_LOG("%s: the verifier said:\n%s", name, verifier_log);
+}
+
+#define REJECTED(name, err, msg) rejected(_metadata, #name, pick_##name, err, msg)
+
+TEST(verifier_rejects)
+{
+	if (!kernel_has_kfunc())
+		SKIP(return, "no kernel BTF or no bpf_unwind_deferred_request()");
+	libbpf_set_print(libbpf_quiet);
+	TH_LOG("program types that may not ask");
+	REJECTED(socket_filter, -EACCES,
+		 "calling kernel function bpf_unwind_deferred_request is not allowed");
+	REJECTED(xdp, -EACCES,
+		 "calling kernel function bpf_unwind_deferred_request is not allowed");
+	REJECTED(raw_tracepoint, -EACCES,
+		 "calling kernel function bpf_unwind_deferred_request is not allowed");
+	TH_LOG("cookie arguments that are not 8 writable bytes");
+	REJECTED(null_cookie, -EACCES, "Possibly NULL pointer passed to trusted arg0");
+	REJECTED(small_value, -EACCES, "R1");
+	REJECTED(read_only, -EACCES, "R1");
+	REJECTED(scalar_cookie, -EACCES, "R1");
+}
+
+/* A user without CAP_BPF/CAP_PERFMON cannot load the requester at all. */
+TEST(unprivileged_load_refused)
+{
+	pid_t pid;
+	int status;
+
+	if (!kernel_has_kfunc())
+		SKIP(return, "no kernel BTF or no bpf_unwind_deferred_request()");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct bpf_defer *skel;
+		int err;
+
+		libbpf_set_print(libbpf_quiet);
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(10);
+		skel = bpf_defer__open();
+		if (!skel)
+			_exit(11);
+		bpf_program__set_autoload(skel->progs.on_kprobe, true);
+		err = bpf_defer__load(skel);
+		_exit(err == -EPERM ? 0 : 12);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST_HARNESS_MAIN
