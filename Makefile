@@ -169,11 +169,12 @@ build/bench/workload: bench/workload.c
 # The null system call is also timed on the same guest kernel without the
 # series (CONFIG=nounwind), in boots alternating with the series' kernel.
 NULL_BOOTS ?= 3
-bench: kernel perf $(BENCH_PROGS)
+bench: kernel perf unwindprof $(BENCH_PROGS)
 	@+$(MAKE) --no-print-directory kernel CONFIG=nounwind
 	@rm -rf build/bench-out && mkdir -p build/bench-out
 	@harness/vm-run --timeout 3600 --mem 3072 --nmi --rw $(TOP)/build/bench-out -- \
-		$(TOP)/bench/run-guest $(TOP)/build/bench-out $(TOP)/build/bin/perf $(TOP)/build/bench
+		$(TOP)/bench/run-guest $(TOP)/build/bench-out $(TOP)/build/bin/perf $(TOP)/build/bench \
+		$(TOP)/build/bin/unwindprof
 	@for i in $$(seq $(NULL_BOOTS)); do for k in nounwind $(CONFIG); do \
 		echo "bench: null system calls on $$k, boot $$i"; \
 		harness/vm-run --kernel $(TOP)/build/obj-$$k/arch/x86/boot/bzImage --timeout 600 \

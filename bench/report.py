@@ -71,6 +71,71 @@ def macro(raw):
     return rows
 
 
+def bpf_macro(raw):
+    """{(workload, mode): [rows]} from bpf.txt (the BPF profiler)."""
+    rows = collections.defaultdict(list)
+    try:
+        lines = open(os.path.join(raw, "bpf.txt")).read().split("\n")
+    except OSError:
+        return rows
+    for line in lines:
+        f = line.split()
+        if len(f) != 10:
+            continue
+        el, samples, stitched, insample, lost, walks, ring = map(int, f[3:10])
+        rows[(f[0], f[1])].append(dict(elapsed=el, samples=samples,
+                                       stitched=stitched, insample=insample,
+                                       lost=lost, walks=walks, ring=ring))
+    return rows
+
+
+def bpf_section(bm, base):
+    """The BPF profiler's table, and its targets as (name, value, met)."""
+    o = ["## Macro: the BPF profiler\n",
+         "`unwindprof -F 2000` (tools/bpf/unwindprof) on the same workloads: "
+         "deferred (`bpf_unwind_deferred_request()`, the stack delivered "
+         "through `unwind_user_stack_tp`) against `--in-sample` "
+         "(`bpf_get_stackid()` with `BPF_F_USER_STACK` in every sample). "
+         "Slowdown against the same workload without profiling (the perf "
+         "table's). Ring bytes per sample: what the records took in the BPF "
+         "ring buffer; in-sample stacks go to a stack map instead (1016 "
+         "bytes per distinct stack, not counted). User walks: stacks the "
+         "kernel walked (deferred: one per kernel entry with samples, plus "
+         "refused requests walked in the sample).\n",
+         "| workload | mode | slowdown | ring bytes/sample | samples | "
+         "stitched | walked in the sample | lost | user walks/sample |",
+         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for w in ("syscall", "user", "threads"):
+        for mode in ("defer", "in-sample"):
+            rs = bm[(w, mode)]
+            if not rs or w not in base:
+                continue
+            o.append("| %s | %s | %s | %s | %.0f | %.0f | %.0f | %d | %.2f |" % (
+                w, mode, spread([r["elapsed"] / base[w] for r in rs], "%.2f"),
+                spread([r["ring"] / r["samples"] for r in rs if r["samples"]]),
+                med([r["samples"] for r in rs]), med([r["stitched"] for r in rs]),
+                med([r["insample"] for r in rs]), max(r["lost"] for r in rs),
+                med([r["walks"] / r["samples"] for r in rs if r["samples"]])))
+    o.append("")
+    targets = []
+    d, i = bm[("syscall", "defer")], bm[("syscall", "in-sample")]
+    if d and i and "syscall" in base:
+        wd = med([r["walks"] / r["samples"] for r in d if r["samples"]])
+        wi = med([r["walks"] / r["samples"] for r in i if r["samples"]])
+        sd = med([r["elapsed"] / base["syscall"] for r in d])
+        si = med([r["elapsed"] / base["syscall"] for r in i])
+        lost = max(r["lost"] for rs in bm.values() for r in rs)
+        targets = [
+            ("BPF (a): user walks at most 1/3 of the in-sample mode's",
+             "%.2f vs %.2f per sample (1/%.1f)" % (wd, wi, wi / wd if wd else 0),
+             wd * 3 <= wi),
+            ("BPF (a): slowdown deferred no higher than in-sample",
+             "%.2f vs %.2f" % (sd, si), sd <= si),
+            ("BPF: no sample lost, any workload", "%d" % lost, lost == 0),
+        ]
+    return "\n".join(o), targets
+
+
 def walks_per_sample(mode, r):
     if not r["samples"]:
         return float("nan")
@@ -316,6 +381,9 @@ def main(argv):
     def mslow(w, mode):
         return med([r["elapsed"] / base[w] for r in mm[(w, mode)]])
 
+    bpf_text, bpf_targets = bpf_section(bpf_macro(raw), base)
+    o.append(bpf_text)
+
     n64, i64 = m[(64, "nmi")], m[(64, "irq")]
     flat = med(m[(512, "nmi")]["request"]) / med(m[(8, "nmi")]["request"])
     wpf = [med(m[(d, "walk")]["walk"]) / max(med(m[(d, "walk")]["walk_frames"]), 1)
@@ -362,6 +430,7 @@ def main(argv):
          "%.2f vs %.2f" % (mslow("syscall", "defer"), mslow("syscall", "fp")),
          mslow("syscall", "defer") <= mslow("syscall", "fp")),
     ]
+    targets += bpf_targets
     for name, val, ok in targets:
         o.append("| %s | %s | %s |" % (name, val, "yes" if ok else "**no**"))
     o.append("")

@@ -98,6 +98,9 @@ int unwind_deferred_request(struct unwind_work *work, u64 *cookie);
 void unwind_deferred_cancel(struct unwind_work *work);
 int unwind_user_faultable(struct unwind_stacktrace *trace);
 
+/* The kfunc of the BPF client, kernel/bpf/unwind_deferred.c. */
+int bpf_unwind_deferred_request(u64 *cookie);
+
 /* Hooks of fork, exec, signal delivery, exit and the entry code. */
 void unwind_task_init(struct task_struct *task);
 void unwind_task_free(struct task_struct *task);

@@ -21,8 +21,8 @@
  * ring buffer format, so it adds no ABI beyond its prototype.
  */
 DECLARE_TRACE(unwind_user_stack_tp,
-	TP_PROTO(u64 cookie, const struct unwind_stacktrace *trace),
-	TP_ARGS(cookie, trace));
+	      TP_PROTO(u64 cookie, const struct unwind_stacktrace *trace),
+	      TP_ARGS(cookie, trace));
 
 #endif /* _TRACE_UNWIND_USER_H */
 

@@ -18,9 +18,10 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-const volatile __u32 target_pid;	/* 0: every user task */
-const volatile __u32 self_pid;		/* never profile the profiler */
-const volatile bool in_sample;
+/* Set by user space before the programs are loaded. */
+__u32 target_pid;	/* 0: every user task */
+__u32 self_pid;		/* never profile the profiler */
+bool in_sample;
 
 /* include/linux/sched.h and enum unwind_request_result. */
 #define UP_PF_KTHREAD		0x00200000

@@ -51,12 +51,13 @@ static struct {
 	char **command;
 } opt = { .freq = 999, .event = "cpu-clock", .wait_ms = 1000 };
 
-static volatile sig_atomic_t stopping;
+/* Set by SIGINT and SIGTERM; read with atomics, as the handler writes it. */
+static int stopping;
 
 /* Totals for the summary line. */
 static struct {
-	unsigned long samples, stitched, in_sample, kthread, lost, stacks,
-		      unmatched;
+	unsigned long long samples, stitched, in_sample, kthread, lost, stacks,
+			   unmatched, ring_bytes;
 } tally;
 
 /* ---- symbols ---------------------------------------------------------- */
@@ -336,7 +337,9 @@ static void folded_add(const char *stack)
 		}
 	}
 	f = malloc(sizeof(*f));
-	if (!f || !(f->stack = strdup(stack))) {
+	if (f)
+		f->stack = strdup(stack);
+	if (!f || !f->stack) {
 		perror("unwindprof");
 		exit(1);
 	}
@@ -497,6 +500,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	const struct up_sample *s = data;
 	const struct up_stack *st = data;
 
+	/* What the record took in the ring: an 8-byte header, 8-byte aligned. */
+	tally.ring_bytes += 8 + ((size + 7) & ~7UL);
 	if (size >= sizeof(*s) && s->type == UP_SAMPLE)
 		on_sample(s);
 	else if (size >= UP_STACK_HEADER && st->type == UP_STACK &&
@@ -531,7 +536,7 @@ static int open_event(int cpu)
 
 static void on_signal(int sig)
 {
-	stopping = 1;
+	__atomic_store_n(&stopping, 1, __ATOMIC_RELAXED);
 }
 
 static const struct argp_option options[] = {
@@ -548,8 +553,8 @@ static const struct argp_option options[] = {
 };
 
 /* A whole decimal number of at least @min, or argp's usage error. */
-static int number(struct argp_state *state, const char *arg, const char *what,
-		  long min)
+static int parse_count(struct argp_state *state, const char *arg,
+		       const char *what, long min)
 {
 	char *end;
 	long v;
@@ -566,13 +571,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
 	case 'p':
-		opt.pid = number(state, arg, "PID", 1);
+		opt.pid = parse_count(state, arg, "PID", 1);
 		break;
 	case 'F':
-		opt.freq = number(state, arg, "HZ", 1);
+		opt.freq = parse_count(state, arg, "HZ", 1);
 		break;
 	case 'd':
-		opt.duration = number(state, arg, "SECONDS", 1);
+		opt.duration = parse_count(state, arg, "SECONDS", 1);
 		break;
 	case 'e':
 		opt.event = arg;
@@ -584,7 +589,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		opt.in_sample = true;
 		break;
 	case 'w':
-		opt.wait_ms = number(state, arg, "MS", 0);
+		opt.wait_ms = parse_count(state, arg, "MS", 0);
 		break;
 	case ARGP_KEY_ARGS:
 		opt.command = state->argv + state->next;
@@ -599,8 +604,7 @@ static const struct argp argp = {
 	.options = options,
 	.parser = parse_arg,
 	.args_doc = "[-- COMMAND [ARG...]]",
-	.doc = "Sample a perf event and print folded stacks whose user part is "
-	       "unwound once per kernel entry, at the return to user space.",
+	.doc = "Sample a perf event; print folded stacks, user parts unwound once per entry.",
 };
 
 /* Fork COMMAND stopped until the profiler is ready; return its pid. */
@@ -649,9 +653,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "unwindprof: no process %d\n", opt.pid);
 		return 1;
 	}
-	if (opt.output && !(out = fopen(opt.output, "w"))) {
-		perror(opt.output);
-		return 1;
+	if (opt.output) {
+		out = fopen(opt.output, "w");
+		if (!out) {
+			perror(opt.output);
+			return 1;
+		}
 	}
 	elf_version(EV_CURRENT);
 	load_kallsyms();
@@ -669,9 +676,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "unwindprof: cannot open the BPF object\n");
 		return 1;
 	}
-	skel->rodata->target_pid = opt.pid;
-	skel->rodata->self_pid = getpid();
-	skel->rodata->in_sample = opt.in_sample;
+	skel->bss->target_pid = opt.pid;
+	skel->bss->self_pid = getpid();
+	skel->bss->in_sample = opt.in_sample;
 	err = unwindprof_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "unwindprof: cannot load the BPF programs: %s\n",
@@ -721,7 +728,7 @@ int main(int argc, char **argv)
 			perror("unwindprof: start");
 		close(go);
 	}
-	while (!stopping) {
+	while (!__atomic_load_n(&stopping, __ATOMIC_RELAXED)) {
 		err = ring_buffer__poll(rb, 100);
 		if (err < 0 && err != -EINTR)
 			break;
@@ -770,14 +777,13 @@ int main(int argc, char **argv)
 			counts[k] += v[c];
 	}
 	folded_print(out);
-	fprintf(stderr, "unwindprof: %lu samples, %lu stitched, %lu lost, "
-		"%lu user walks (%lu deferred, %lu in the sample; %llu refused, "
-		"%lu of kernel threads, %llu stacks dropped, %lu stacks unmatched)\n",
+	fprintf(stderr, "unwindprof: %llu samples, %llu stitched, %llu lost, %llu user walks ",
 		tally.samples + counts[UP_SAMPLE_DROPPED], tally.stitched,
-		tally.lost + counts[UP_SAMPLE_DROPPED],
-		tally.stacks + tally.in_sample, tally.stacks, tally.in_sample,
-		counts[UP_REFUSED], tally.kthread, counts[UP_STACK_DROPPED],
-		tally.unmatched);
+		tally.lost + counts[UP_SAMPLE_DROPPED], tally.stacks + tally.in_sample);
+	fprintf(stderr, "(%llu deferred, %llu in the sample; %llu refused, %llu of kernel threads,",
+		tally.stacks, tally.in_sample, counts[UP_REFUSED], tally.kthread);
+	fprintf(stderr, " %llu stacks dropped, %llu stacks unmatched, %llu ring bytes)\n",
+		counts[UP_STACK_DROPPED], tally.unmatched, tally.ring_bytes);
 out:
 	for (int cpu = 0; links && cpu < ncpus; cpu++)
 		bpf_link__destroy(links[cpu]);

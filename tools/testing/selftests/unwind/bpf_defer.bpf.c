@@ -17,7 +17,6 @@ char LICENSE[] SEC("license") = "GPL";
 #define BD_NMI_MASK	(0xfU << 20)
 
 extern int bpf_unwind_deferred_request(__u64 *cookie) __ksym;
-extern const struct pcpu_hot pcpu_hot __ksym;
 
 __u32 target_tgid;
 /* The system call the syscall tracepoint programs ask in (getppid). */
@@ -119,6 +118,34 @@ int on_uprobe(struct pt_regs *regs)
 	return ask(BD_UPROBE, 0);
 }
 
+/*
+ * A sleepable uprobe asks, then walks in place with bpf_get_stack(): the
+ * faultable walker serves both with one walk.
+ */
+SEC("?uprobe.s")
+int on_uprobe_sleepable(struct pt_regs *regs)
+{
+	struct bd_stack *s;
+	long n;
+
+	ask(BD_UPROBE_SLEEPABLE, 0);
+	if (!is_target())
+		return 0;
+	s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
+	if (!s) {
+		__sync_fetch_and_add(&dropped, 1);
+		return 0;
+	}
+	s->type = BD_GOT_STACK;
+	s->tid = (__u32)bpf_get_current_pid_tgid();
+	s->pad = 0;
+	s->cookie = 0;
+	n = bpf_get_stack(regs, s->ips, sizeof(s->ips), BPF_F_USER_STACK);
+	s->nr = n < 0 ? 0 : n / sizeof(__u64);
+	bpf_ringbuf_submit(s, 0);
+	return 0;
+}
+
 /* Counts the walks of the test's tasks: one per entry, however many ask. */
 SEC("?kprobe/unwind_user_walk")
 int on_walk(struct pt_regs *regs)
@@ -153,4 +180,11 @@ int BPF_PROG(on_stack, __u64 cookie, const struct unwind_stacktrace *trace)
 		s->nr = 0;
 	bpf_ringbuf_submit(s, 0);
 	return 0;
+}
+
+/* A second program on the tracepoint that asks from the delivery itself. */
+SEC("?tp_btf/unwind_user_stack_tp")
+int BPF_PROG(on_stack_asks, __u64 cookie, const struct unwind_stacktrace *trace)
+{
+	return ask(BD_DELIVERY, 0);
 }

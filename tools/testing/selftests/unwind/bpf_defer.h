@@ -17,6 +17,8 @@ enum bd_source {
 	BD_FENTRY,
 	BD_SYSCALL,
 	BD_UPROBE,
+	BD_UPROBE_SLEEPABLE,
+	BD_DELIVERY,
 	BD_NMI_KPROBE,
 	BD_NR_SOURCES
 };
@@ -24,6 +26,7 @@ enum bd_source {
 enum bd_type {
 	BD_REQUEST = 1,
 	BD_STACK = 2,
+	BD_GOT_STACK = 3,	/* struct bd_stack from bpf_get_stack() */
 };
 
 /* A request: the kfunc's result and cookie, and the context it ran in. */
@@ -46,5 +49,10 @@ struct bd_stack {
 	__u64 cookie;
 	__u64 ips[BD_MAX_FRAMES];
 };
+
+#ifdef __bpf__
+/* The CPU's preempt_count(), for the programs to tell NMI context. */
+extern const struct pcpu_hot pcpu_hot __ksym;
+#endif
 
 #endif /* BPF_DEFER_H */

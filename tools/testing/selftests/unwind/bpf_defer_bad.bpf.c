@@ -14,7 +14,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 extern int bpf_unwind_deferred_request(__u64 *cookie) __ksym;
 
-const volatile __u64 read_only_cookie;
+const __u64 read_only_cookie;
 
 SEC("?socket")
 int socket_filter(struct __sk_buff *skb)

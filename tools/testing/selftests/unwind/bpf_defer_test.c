@@ -37,6 +37,7 @@
 /* bpf_unwind_deferred_request()'s results (enum unwind_request_result). */
 #define UNWIND_QUEUED_RET		0
 #define UNWIND_ALREADY_QUEUED_RET	1
+#define UNWIND_ALREADY_DONE_RET		2
 
 #ifndef PERF_CONTEXT_USER_DEFERRED
 #define PERF_CONTEXT_USER_DEFERRED	((__u64)-640)
@@ -44,9 +45,10 @@
 
 /* What the ring buffer brought, in order. */
 static struct {
-	int			nreq, nstack;
+	int			nreq, nstack, nwalked;
 	struct bd_request	req[BD_MAX_RECORDS];
 	struct bd_stack		stack[BD_MAX_RECORDS / 4];
+	struct bd_stack		walked[16];
 } got;
 
 static int collect(void *ctx, void *data, size_t size)
@@ -59,6 +61,9 @@ static int collect(void *ctx, void *data, size_t size)
 	else if (type == BD_STACK && size >= sizeof(struct bd_stack) &&
 		 got.nstack < BD_MAX_RECORDS / 4)
 		got.stack[got.nstack++] = *(struct bd_stack *)data;
+	else if (type == BD_GOT_STACK && size >= sizeof(struct bd_stack) &&
+		 got.nwalked < 16)
+		got.walked[got.nwalked++] = *(struct bd_stack *)data;
 	return 0;
 }
 
@@ -113,11 +118,16 @@ static bool kernel_has_kfunc(void)
 	return has;
 }
 
+/* The loaded programs of one test, their links and the ring's reader. */
+struct bd_ctx {
+	struct bpf_defer	*skel;
+	struct ring_buffer	*rb;
+	struct bpf_link		*links[16];
+	int			nlinks;
+};
+
 FIXTURE(bpf_defer) {
-	struct bpf_defer *skel;
-	struct ring_buffer *rb;
-	struct bpf_link *links[16];
-	int nlinks;
+	struct bd_ctx c;
 };
 
 FIXTURE_SETUP(bpf_defer)
@@ -126,64 +136,61 @@ FIXTURE_SETUP(bpf_defer)
 	libbpf_set_print(libbpf_quiet);
 	if (!kernel_has_kfunc())
 		SKIP(return, "no kernel BTF or no bpf_unwind_deferred_request()");
-	self->skel = bpf_defer__open();
-	ASSERT_NE(NULL, self->skel);
-	self->skel->bss->target_tgid = getpid();
-	self->skel->bss->target_syscall = SYS_getppid;
-	bpf_program__set_autoload(self->skel->progs.on_stack, true);
-	bpf_program__set_autoload(self->skel->progs.on_walk, true);
+	self->c.skel = bpf_defer__open();
+	ASSERT_NE(NULL, self->c.skel);
+	self->c.skel->bss->target_tgid = getpid();
+	self->c.skel->bss->target_syscall = SYS_getppid;
+	bpf_program__set_autoload(self->c.skel->progs.on_stack, true);
+	bpf_program__set_autoload(self->c.skel->progs.on_walk, true);
 	chain_prime();
 }
 
 FIXTURE_TEARDOWN(bpf_defer)
 {
-	ring_buffer__free(self->rb);
-	for (int i = 0; i < self->nlinks; i++)
-		bpf_link__destroy(self->links[i]);
-	bpf_defer__destroy(self->skel);
+	ring_buffer__free(self->c.rb);
+	for (int i = 0; i < self->c.nlinks; i++)
+		bpf_link__destroy(self->c.links[i]);
+	bpf_defer__destroy(self->c.skel);
 }
 
 static void add_link(struct __test_metadata *_metadata,
-		     FIXTURE_DATA(bpf_defer) *self, struct bpf_link *link)
+		     struct bd_ctx *c, struct bpf_link *link)
 {
 	ASSERT_NE(NULL, link) TH_LOG("attach: %s", strerror(errno));
-	ASSERT_LT(self->nlinks, 16);
-	self->links[self->nlinks++] = link;
+	ASSERT_LT(c->nlinks, 16);
+	c->links[c->nlinks++] = link;
 }
 
 /*
  * Load the receiver, the walk counter and the requesters whose autoload
  * the test turned on, and attach those that libbpf can attach by their
- * section name. Returns 0, or -1 when the test is skipped (failures end
- * the test).
+ * section name.
  */
-static int start(struct __test_metadata *_metadata,
-		 FIXTURE_DATA(bpf_defer) *self)
+static void start(struct __test_metadata *_metadata, struct bd_ctx *c)
 {
 	struct bpf_program *prog;
 	int err;
 
-	err = bpf_defer__load(self->skel);
+	err = bpf_defer__load(c->skel);
 	ASSERT_EQ(0, err) TH_LOG("load failed (BD_VERBOSE=1 shows the verifier's log)");
-	bpf_object__for_each_program(prog, self->skel->obj) {
+	bpf_object__for_each_program(prog, c->skel->obj) {
 		const char *sec = bpf_program__section_name(prog);
 
 		/* The test attaches those itself. */
 		if (!bpf_program__autoload(prog) || !strcmp(sec, "kprobe") ||
-		    !strcmp(sec, "uprobe") || !strcmp(sec, "perf_event") ||
-		    !strcmp(sec, "syscall"))
+		    !strcmp(sec, "uprobe") || !strcmp(sec, "uprobe.s") ||
+		    !strcmp(sec, "perf_event") || !strcmp(sec, "syscall"))
 			continue;
-		add_link(_metadata, self, bpf_program__attach(prog));
+		add_link(_metadata, c, bpf_program__attach(prog));
 	}
-	self->rb = ring_buffer__new(bpf_map__fd(self->skel->maps.events),
-				    collect, NULL, NULL);
-	ASSERT_NE(NULL, self->rb);
-	return 0;
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), collect,
+				 NULL, NULL);
+	ASSERT_NE(NULL, c->rb);
 }
 
-static void drain(FIXTURE_DATA(bpf_defer) *self)
+static void drain(struct bd_ctx *c)
 {
-	ring_buffer__consume(self->rb);
+	ring_buffer__consume(c->rb);
 }
 
 /*
@@ -193,12 +200,12 @@ static void drain(FIXTURE_DATA(bpf_defer) *self)
  * number of such chain stacks.
  */
 static int check_answers(struct __test_metadata *_metadata,
-			 FIXTURE_DATA(bpf_defer) *self)
+			 struct bd_ctx *c)
 {
 	int chains = 0;
 
-	drain(self);
-	EXPECT_EQ(0, self->skel->bss->dropped);
+	drain(c);
+	EXPECT_EQ(0, c->skel->bss->dropped);
 	for (int i = 0; i < got.nreq; i++) {
 		struct bd_request *r = &got.req[i];
 		int n;
@@ -209,9 +216,9 @@ static int check_answers(struct __test_metadata *_metadata,
 		}
 		EXPECT_LE(r->ret, 2);
 		stack_of(r->tid, r->cookie, &n);
-		EXPECT_EQ(1, n) TH_LOG("request %d (source %u, ret %d, cookie %#llx): %d stacks",
-				      i, r->source, r->ret,
-				      (unsigned long long)r->cookie, n);
+		EXPECT_EQ(1, n)
+			TH_LOG("request %d (source %u, ret %d, cookie %#llx): %d stacks",
+			       i, r->source, r->ret, (unsigned long long)r->cookie, n);
 	}
 	for (int i = 0; i < got.nstack; i++) {
 		struct bd_stack *s = &got.stack[i];
@@ -233,19 +240,18 @@ static int check_answers(struct __test_metadata *_metadata,
 /* Requests from a kprobe on getppid(): one per entry, each the chain. */
 TEST_F(bpf_defer, kprobe)
 {
-	bpf_program__set_autoload(self->skel->progs.on_kprobe, true);
-	if (start(_metadata, self))
-		return;
+	bpf_program__set_autoload(self->c.skel->progs.on_kprobe, true);
+	start(_metadata, &self->c);
 	for (int i = 0; i < 20; i++)
 		chain_run(UT_SYS_GETPPID, 0, 0, 0);
-	EXPECT_EQ(20, check_answers(_metadata, self));
+	EXPECT_EQ(20, check_answers(_metadata, &self->c));
 	ASSERT_EQ(20, got.nreq);
 	for (int i = 0; i < got.nreq; i++) {
 		EXPECT_EQ(UNWIND_QUEUED_RET, got.req[i].ret);
 		EXPECT_EQ(0, got.req[i].in_nmi);
 	}
 	EXPECT_EQ(20, got.nstack);
-	EXPECT_EQ(20, self->skel->bss->walks);
+	EXPECT_EQ(20, self->c.skel->bss->walks);
 }
 
 /*
@@ -254,15 +260,14 @@ TEST_F(bpf_defer, kprobe)
  */
 TEST_F(bpf_defer, every_tracing_type_one_entry)
 {
-	bpf_program__set_autoload(self->skel->progs.on_kprobe, true);
-	bpf_program__set_autoload(self->skel->progs.on_tracepoint, true);
-	bpf_program__set_autoload(self->skel->progs.on_tp_btf, true);
-	bpf_program__set_autoload(self->skel->progs.on_fentry, true);
-	if (start(_metadata, self))
-		return;
+	bpf_program__set_autoload(self->c.skel->progs.on_kprobe, true);
+	bpf_program__set_autoload(self->c.skel->progs.on_tracepoint, true);
+	bpf_program__set_autoload(self->c.skel->progs.on_tp_btf, true);
+	bpf_program__set_autoload(self->c.skel->progs.on_fentry, true);
+	start(_metadata, &self->c);
 	for (int i = 0; i < 5; i++)
 		chain_run(UT_SYS_GETPPID, 0, 0, 0);
-	EXPECT_EQ(5, check_answers(_metadata, self));
+	EXPECT_EQ(5, check_answers(_metadata, &self->c));
 	ASSERT_EQ(20, got.nreq);
 	for (int e = 0; e < 5; e++) {
 		unsigned int sources = 0;
@@ -280,7 +285,7 @@ TEST_F(bpf_defer, every_tracing_type_one_entry)
 			  (1U << BD_TP_BTF) | (1U << BD_FENTRY), sources);
 	}
 	EXPECT_EQ(5, got.nstack);
-	EXPECT_EQ(5, self->skel->bss->walks);
+	EXPECT_EQ(5, self->c.skel->bss->walks);
 }
 
 /* Spend time in the kernel at the end of the chain: read /dev/zero. */
@@ -292,6 +297,30 @@ static void read_zero(int rounds)
 	for (int i = 0; i < rounds && zero >= 0; i++)
 		chain_run(UT_SYS_READ, zero, (long)buf, sizeof(buf));
 	close(zero);
+}
+
+/*
+ * A program that asks from the delivery of the entry's stack gets "already
+ * done" and the entry's cookie: no second walk, no second delivery.
+ */
+TEST_F(bpf_defer, request_from_the_delivery)
+{
+	bpf_program__set_autoload(self->c.skel->progs.on_kprobe, true);
+	bpf_program__set_autoload(self->c.skel->progs.on_stack_asks, true);
+	start(_metadata, &self->c);
+	for (int i = 0; i < 3; i++)
+		chain_run(UT_SYS_GETPPID, 0, 0, 0);
+	EXPECT_EQ(3, check_answers(_metadata, &self->c));
+	ASSERT_EQ(6, got.nreq);
+	for (int i = 0; i < 6; i += 2) {
+		EXPECT_EQ(BD_KPROBE, got.req[i].source);
+		EXPECT_EQ(UNWIND_QUEUED_RET, got.req[i].ret);
+		EXPECT_EQ(BD_DELIVERY, got.req[i + 1].source);
+		EXPECT_EQ(UNWIND_ALREADY_DONE_RET, got.req[i + 1].ret);
+		EXPECT_EQ(got.req[i].cookie, got.req[i + 1].cookie);
+	}
+	EXPECT_EQ(3, got.nstack);
+	EXPECT_EQ(3, self->c.skel->bss->walks);
 }
 
 /*
@@ -310,17 +339,16 @@ TEST_F(bpf_defer, perf_event)
 	};
 	int fd, user = 0;
 
-	bpf_program__set_autoload(self->skel->progs.on_perf_event, true);
-	if (start(_metadata, self))
-		return;
+	bpf_program__set_autoload(self->c.skel->progs.on_perf_event, true);
+	start(_metadata, &self->c);
 	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
 	ASSERT_GE(fd, 0);
-	add_link(_metadata, self,
-		 bpf_program__attach_perf_event(self->skel->progs.on_perf_event, fd));
+	add_link(_metadata, &self->c,
+		 bpf_program__attach_perf_event(self->c.skel->progs.on_perf_event, fd));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	read_zero(100);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	EXPECT_LT(30, check_answers(_metadata, self));
+	EXPECT_LT(30, check_answers(_metadata, &self->c));
 	for (int i = 0; i < got.nreq; i++) {
 		EXPECT_EQ(BD_PERF_EVENT, got.req[i].source);
 		EXPECT_LE(0, got.req[i].ret);
@@ -328,8 +356,8 @@ TEST_F(bpf_defer, perf_event)
 	}
 	TH_LOG("%d samples (%d in user mode), %d stacks, %llu walks",
 	       got.nreq, user, got.nstack,
-	       (unsigned long long)self->skel->bss->walks);
-	EXPECT_EQ(got.nstack, self->skel->bss->walks);
+	       (unsigned long long)self->c.skel->bss->walks);
+	EXPECT_EQ(got.nstack, self->c.skel->bss->walks);
 }
 
 /*
@@ -345,18 +373,17 @@ TEST_F(bpf_defer, nmi)
 
 	if (!ut_available())
 		SKIP(return, "test client not loaded");
-	bpf_program__set_autoload(self->skel->progs.on_nmi_kprobe, true);
-	if (start(_metadata, self))
-		return;
-	add_link(_metadata, self,
-		 bpf_program__attach_kprobe(self->skel->progs.on_nmi_kprobe,
+	bpf_program__set_autoload(self->c.skel->progs.on_nmi_kprobe, true);
+	start(_metadata, &self->c);
+	add_link(_metadata, &self->c,
+		 bpf_program__attach_kprobe(self->c.skel->progs.on_nmi_kprobe,
 					    false, "ut_nmi_handler"));
 	ut_drain();
 	ret = chain_request(UT_DIR "/request", "nmi 1 1");
 	if (ret == -EOPNOTSUPP)
 		SKIP(return, "no self-NMI on this machine");
 	ASSERT_LT(0, ret);
-	ASSERT_EQ(1, check_answers(_metadata, self));
+	ASSERT_EQ(1, check_answers(_metadata, &self->c));
 	ASSERT_LE(1, got.nreq);
 	EXPECT_EQ(1, got.req[0].in_nmi);
 	EXPECT_EQ(UNWIND_QUEUED_RET, got.req[0].ret);
@@ -365,7 +392,7 @@ TEST_F(bpf_defer, nmi)
 	ASSERT_NE(NULL, req);
 	EXPECT_STREQ("nmi", req->ctx);
 	EXPECT_EQ(req->cookie, got.req[0].cookie);
-	EXPECT_EQ(1, self->skel->bss->walks);
+	EXPECT_EQ(1, self->c.skel->bss->walks);
 }
 
 /* A syscall program run by bpf(BPF_PROG_TEST_RUN) made from the chain. */
@@ -373,15 +400,14 @@ TEST_F(bpf_defer, syscall_program)
 {
 	union bpf_attr attr;
 
-	bpf_program__set_autoload(self->skel->progs.on_syscall, true);
-	if (start(_metadata, self))
-		return;
+	bpf_program__set_autoload(self->c.skel->progs.on_syscall, true);
+	start(_metadata, &self->c);
 	memset(&attr, 0, sizeof(attr));
-	attr.test.prog_fd = bpf_program__fd(self->skel->progs.on_syscall);
+	attr.test.prog_fd = bpf_program__fd(self->c.skel->progs.on_syscall);
 	/* chain_run() adds one per level to what the system call returned. */
 	ASSERT_EQ(CHAIN_LEN, chain_run(SYS_bpf, BPF_PROG_TEST_RUN, (long)&attr,
 				       sizeof(attr)));
-	EXPECT_EQ(1, check_answers(_metadata, self));
+	EXPECT_EQ(1, check_answers(_metadata, &self->c));
 	ASSERT_EQ(1, got.nreq);
 	EXPECT_EQ(BD_SYSCALL, got.req[0].source);
 }
@@ -410,37 +436,30 @@ static long file_offset_of(unsigned long addr, char *path, size_t len)
 	return ret;
 }
 
-/* The function a uprobe is placed on. */
-__attribute__((noinline)) int bd_uprobe_target(int x)
-{
-	asm volatile("" ::: "memory");
-	return x + 1;
-}
-
 /*
  * A uprobe program: the request is made in the breakpoint's entry and
- * answered when the task goes back to the probed function.
+ * answered when the task goes back to the probed function, whose frame
+ * pointer register holds this function's frame.
  */
 TEST_F(bpf_defer, uprobe)
 {
-	unsigned long target = (unsigned long)bd_uprobe_target;
+	unsigned long target = (unsigned long)ut_fp_probe_at;
 	struct bpf_link *link;
 	struct bd_stack *s;
 	char path[256];
 	long off;
 	int n;
 
-	bpf_program__set_autoload(self->skel->progs.on_uprobe, true);
-	if (start(_metadata, self))
-		return;
+	bpf_program__set_autoload(self->c.skel->progs.on_uprobe, true);
+	start(_metadata, &self->c);
 	off = file_offset_of(target, path, sizeof(path));
 	ASSERT_LT(0, off);
-	link = bpf_program__attach_uprobe(self->skel->progs.on_uprobe, false,
+	link = bpf_program__attach_uprobe(self->c.skel->progs.on_uprobe, false,
 					  0, path, off);
-	add_link(_metadata, self, link);
+	add_link(_metadata, &self->c, link);
 	for (int i = 0; i < 3; i++)
-		bd_uprobe_target(i);
-	check_answers(_metadata, self);
+		ut_fp_probe((unsigned long)__builtin_frame_address(0));
+	check_answers(_metadata, &self->c);
 	ASSERT_EQ(3, got.nreq);
 	for (int i = 0; i < 3; i++) {
 		EXPECT_EQ(UNWIND_QUEUED_RET, got.req[i].ret);
@@ -448,8 +467,67 @@ TEST_F(bpf_defer, uprobe)
 		ASSERT_NE(NULL, s);
 		EXPECT_LE(2, s->nr);
 		EXPECT_LE(target, s->ips[0]);
-		EXPECT_GT(target + 16, s->ips[0]);
+		EXPECT_GT(target + 2, s->ips[0]);
 	}
+}
+
+/*
+ * bpf_get_stack(BPF_F_USER_STACK) in a sleepable uprobe program walks
+ * with page faults allowed, and shares the walk with a deferred request of
+ * the same entry. The frame records lie in a file mapping whose page the
+ * task has never touched: a walk that may not fault stops at the first
+ * record, the faultable one reads all four.
+ */
+TEST_F(bpf_defer, sleepable_get_stack_faults_and_shares)
+{
+	static const char file[] = "/tmp/bpf_defer_frames";
+	struct { unsigned long next, ra; } f[4];
+	struct bd_stack *walked, *s;
+	char path[256];
+	long off;
+	void *map;
+	int fd, n;
+
+	bpf_program__set_autoload(self->c.skel->progs.on_uprobe_sleepable, true);
+	start(_metadata, &self->c);
+	off = file_offset_of((unsigned long)ut_fp_probe_at, path, sizeof(path));
+	ASSERT_LT(0, off);
+	add_link(_metadata, &self->c,
+		 bpf_program__attach_uprobe(self->c.skel->progs.on_uprobe_sleepable,
+					    false, 0, path, off));
+
+	fd = open(file, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, 4096));
+	map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	/* Written through the file, so the mapping's page is not mapped in. */
+	for (int i = 0; i < 4; i++) {
+		f[i].next = i < 3 ? (unsigned long)map + (i + 1) * sizeof(f[0]) : 0;
+		f[i].ra = (unsigned long)chain_00 + 4 * i + 1;
+	}
+	ASSERT_EQ(sizeof(f), pwrite(fd, f, sizeof(f), 0));
+
+	ut_fp_probe((unsigned long)map);
+	check_answers(_metadata, &self->c);
+	ASSERT_EQ(1, got.nreq);
+	EXPECT_EQ(UNWIND_QUEUED_RET, got.req[0].ret);
+	ASSERT_EQ(1, got.nwalked);
+	walked = &got.walked[0];
+	s = stack_of(got.req[0].tid, got.req[0].cookie, &n);
+	ASSERT_NE(NULL, s);
+	TH_LOG("bpf_get_stack: %u entries, deferred: %u, walks %llu",
+	       walked->nr, s->nr, (unsigned long long)self->c.skel->bss->walks);
+	EXPECT_EQ(5, walked->nr);
+	EXPECT_EQ(5, s->nr);
+	for (int i = 1; i < 5 && i < (int)walked->nr; i++)
+		EXPECT_EQ(f[i - 1].ra, walked->ips[i]);
+	for (int i = 0; i < 5 && i < (int)s->nr; i++)
+		EXPECT_EQ(s->ips[i], walked->ips[i]);
+	EXPECT_EQ(1, self->c.skel->bss->walks);
+	munmap(map, 4096);
+	close(fd);
+	unlink(file);
 }
 
 /*
@@ -458,7 +536,7 @@ TEST_F(bpf_defer, uprobe)
  * does, before anything that is not a user return address.
  */
 static void hostile(struct __test_metadata *_metadata,
-		    FIXTURE_DATA(bpf_defer) *self, unsigned long fp,
+		    struct bd_ctx *c, unsigned long fp,
 		    int want_nr)
 {
 	static const char cmd[] = "task 1 1";
@@ -469,13 +547,13 @@ static void hostile(struct __test_metadata *_metadata,
 
 	fd = open(UT_DIR "/request", O_WRONLY);
 	/* Forget the writes of the test's own log lines. */
-	drain(self);
+	drain(c);
 	memset(&got, 0, sizeof(got));
 	ASSERT_LE(0, fd);
 	ut_drain();
 	ut_syscall_fp(UT_SYS_WRITE, fd, (long)cmd, strlen(cmd), fp);
 	close(fd);
-	check_answers(_metadata, self);
+	check_answers(_metadata, c);
 	ASSERT_EQ(1, got.nreq);
 	s = stack_of(got.req[0].tid, got.req[0].cookie, &n);
 	ASSERT_NE(NULL, s);
@@ -499,30 +577,29 @@ TEST_F(bpf_defer, hostile_stacks)
 
 	if (!ut_available())
 		SKIP(return, "test client not loaded");
-	bpf_program__set_autoload(self->skel->progs.on_tp_btf, true);
-	self->skel->bss->target_syscall = SYS_write;
-	if (start(_metadata, self))
-		return;
+	bpf_program__set_autoload(self->c.skel->progs.on_tp_btf, true);
+	self->c.skel->bss->target_syscall = SYS_write;
+	start(_metadata, &self->c);
 
 	for (int i = 0; i < 4; i++) {
 		f[i].next = i < 3 ? (unsigned long)&f[i + 1] : 0;
 		f[i].ra = (unsigned long)chain_00 + 4 * i + 1;
 	}
 	TH_LOG("four good frames");
-	hostile(_metadata, self, (unsigned long)f, 5);
+	hostile(_metadata, &self->c, (unsigned long)f, 5);
 	TH_LOG("a kernel return address in the third frame");
 	f[2].ra = 0xffffffff81000000UL;
-	hostile(_metadata, self, (unsigned long)f, 3);
+	hostile(_metadata, &self->c, (unsigned long)f, 3);
 	TH_LOG("a loop: the second frame points back at the first");
 	f[2].ra = (unsigned long)chain_00 + 9;
 	f[1].next = (unsigned long)&f[0];
-	hostile(_metadata, self, (unsigned long)f, 3);
+	hostile(_metadata, &self->c, (unsigned long)f, 3);
 	TH_LOG("a frame pointer into the kernel, one misaligned, one unmapped");
-	hostile(_metadata, self, 0xffffffff81000000UL, 1);
-	hostile(_metadata, self, (unsigned long)f + 3, 1);
+	hostile(_metadata, &self->c, 0xffffffff81000000UL, 1);
+	hostile(_metadata, &self->c, (unsigned long)f + 3, 1);
 	page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, page);
-	hostile(_metadata, self, (unsigned long)page, 1);
+	hostile(_metadata, &self->c, (unsigned long)page, 1);
 	munmap(page, 4096);
 }
 
@@ -601,9 +678,8 @@ TEST_F(bpf_defer, shared_with_perf_and_ftrace)
 
 	if (access("/sys/kernel/tracing/options/userstacktrace_delay", F_OK))
 		SKIP(return, "no userstacktrace_delay");
-	bpf_program__set_autoload(self->skel->progs.on_kprobe, true);
-	if (start(_metadata, self))
-		return;
+	bpf_program__set_autoload(self->c.skel->progs.on_kprobe, true);
+	start(_metadata, &self->c);
 
 	idfd = open("/sys/kernel/tracing/events/syscalls/sys_enter_getppid/id",
 		    O_RDONLY);
@@ -625,7 +701,7 @@ TEST_F(bpf_defer, shared_with_perf_and_ftrace)
 	chain_run(UT_SYS_GETPPID, 0, 0, 0);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 
-	EXPECT_EQ(1, check_answers(_metadata, self));
+	EXPECT_EQ(1, check_answers(_metadata, &self->c));
 	ASSERT_EQ(1, got.nreq);
 	pc = perf_cookie(meta);
 	fc = ftrace_cookie(getpid());
@@ -635,7 +711,7 @@ TEST_F(bpf_defer, shared_with_perf_and_ftrace)
 	EXPECT_NE(0, got.req[0].cookie);
 	EXPECT_EQ(got.req[0].cookie, pc);
 	EXPECT_EQ(got.req[0].cookie, fc);
-	EXPECT_EQ(1, self->skel->bss->walks);
+	EXPECT_EQ(1, self->c.skel->bss->walks);
 
 	tracefs_write("options/userstacktrace_delay", "0");
 	tracefs_write("events/syscalls/sys_enter_getppid/enable", "0");
@@ -667,26 +743,25 @@ TEST_F(bpf_defer, detached_with_stacks_pending)
 {
 	pthread_t thread;
 
-	bpf_program__set_autoload(self->skel->progs.on_tp_btf, true);
-	self->skel->bss->target_syscall = SYS_readv;
-	if (start(_metadata, self))
-		return;
+	bpf_program__set_autoload(self->c.skel->progs.on_tp_btf, true);
+	self->c.skel->bss->target_syscall = SYS_readv;
+	start(_metadata, &self->c);
 	ASSERT_EQ(0, pipe(block_pipe));
 	ASSERT_EQ(0, pthread_create(&thread, NULL, blocked_reader, NULL));
 	/* Wait until the request is made, then drop every program. */
 	for (int i = 0; i < 500 && !got.nreq; i++) {
 		usleep(10000);
-		drain(self);
+		drain(&self->c);
 	}
 	ASSERT_EQ(1, got.nreq);
 	EXPECT_EQ(UNWIND_QUEUED_RET, got.req[0].ret);
-	ring_buffer__free(self->rb);
-	self->rb = NULL;
-	for (int i = 0; i < self->nlinks; i++)
-		bpf_link__destroy(self->links[i]);
-	self->nlinks = 0;
-	bpf_defer__destroy(self->skel);
-	self->skel = NULL;
+	ring_buffer__free(self->c.rb);
+	self->c.rb = NULL;
+	for (int i = 0; i < self->c.nlinks; i++)
+		bpf_link__destroy(self->c.links[i]);
+	self->c.nlinks = 0;
+	bpf_defer__destroy(self->c.skel);
+	self->c.skel = NULL;
 	/* Let the RCU grace periods of the detach and the free pass. */
 	usleep(100000);
 	ASSERT_EQ(1, write(block_pipe[1], "x", 1));
@@ -696,16 +771,15 @@ TEST_F(bpf_defer, detached_with_stacks_pending)
 
 	/* A new load gets the next entries, as always. */
 	memset(&got, 0, sizeof(got));
-	self->skel = bpf_defer__open();
-	ASSERT_NE(NULL, self->skel);
-	self->skel->bss->target_tgid = getpid();
-	bpf_program__set_autoload(self->skel->progs.on_stack, true);
-	bpf_program__set_autoload(self->skel->progs.on_walk, true);
-	bpf_program__set_autoload(self->skel->progs.on_kprobe, true);
-	if (start(_metadata, self))
-		return;
+	self->c.skel = bpf_defer__open();
+	ASSERT_NE(NULL, self->c.skel);
+	self->c.skel->bss->target_tgid = getpid();
+	bpf_program__set_autoload(self->c.skel->progs.on_stack, true);
+	bpf_program__set_autoload(self->c.skel->progs.on_walk, true);
+	bpf_program__set_autoload(self->c.skel->progs.on_kprobe, true);
+	start(_metadata, &self->c);
 	chain_run(UT_SYS_GETPPID, 0, 0, 0);
-	EXPECT_EQ(1, check_answers(_metadata, self));
+	EXPECT_EQ(1, check_answers(_metadata, &self->c));
 	EXPECT_EQ(1, got.nreq);
 	EXPECT_EQ(1, got.nstack);
 }

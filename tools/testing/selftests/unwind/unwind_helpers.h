@@ -33,11 +33,16 @@
  * ut_spin(n, ...): n turns of a loop in user mode, in a function with a
  * standard frame that also stores its return address in ut_leaf_ra. An
  * interrupt in the loop sees a user IP in [ut_spin_loop, ut_spin_end).
+ *
+ * ut_fp_probe(fp): sets the frame pointer register to fp (64-bit only) and
+ * passes ut_fp_probe_at with it, a place for a uprobe that sees a crafted
+ * or a given frame chain.
  */
 long ut_syscall(long nr, long a, long b, long c);
 long ut_syscall_fp(long nr, long a, long b, long c, unsigned long fp);
 long ut_spin(long n, long a, long b, long c);
-extern char ut_syscall_ret[], ut_syscall_fp_ret[];
+void ut_fp_probe(unsigned long fp);
+extern char ut_syscall_ret[], ut_syscall_fp_ret[], ut_fp_probe_at[];
 extern char ut_spin_loop[], ut_spin_end[];
 unsigned long ut_leaf_ra;
 
@@ -66,6 +71,15 @@ asm(".text\n"
 	"	mov %rcx, %rdx\n"
 	"	syscall\n"
 	"ut_syscall_fp_ret:\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".globl ut_fp_probe, ut_fp_probe_at\n"
+	"ut_fp_probe:\n"
+	"	push %rbp\n"
+	"	mov %rdi, %rbp\n"
+	"ut_fp_probe_at:\n"
+	"	nop\n"
+	"	nop\n"
 	"	pop %rbp\n"
 	"	ret\n"
 	".globl ut_spin, ut_spin_loop, ut_spin_end\n"
