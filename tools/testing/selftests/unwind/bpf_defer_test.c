@@ -474,7 +474,8 @@ TEST_F(bpf_defer, uprobe)
 /*
  * bpf_get_stack(BPF_F_USER_STACK) in a sleepable uprobe program walks
  * with page faults allowed, and shares the walk with a deferred request of
- * the same entry. The frame records lie in a file mapping whose page the
+ * the same entry. (bpf_get_stackid() needs a stack map, which sleepable
+ * programs may not use.) The frame records lie in a file mapping whose page the
  * task has never touched: a walk that may not fault stops at the first
  * record, the faultable one reads all four.
  */
