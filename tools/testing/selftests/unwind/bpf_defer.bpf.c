@@ -34,6 +34,16 @@ static bool is_target(void)
 	return (bpf_get_current_pid_tgid() >> 32) == target_tgid;
 }
 
+/* A record in the ring buffer, or NULL (counted in dropped). */
+static __always_inline void *reserve(__u64 size)
+{
+	void *rec = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!rec)
+		__sync_fetch_and_add(&dropped, 1);
+	return rec;
+}
+
 static __u32 in_nmi(void)
 {
 	const struct pcpu_hot *hot = bpf_this_cpu_ptr(&pcpu_hot);
@@ -50,11 +60,9 @@ static int ask(enum bd_source source, __u32 user_mode)
 	if (!is_target())
 		return 0;
 	ret = bpf_unwind_deferred_request(&cookie);
-	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-	if (!r) {
-		__sync_fetch_and_add(&dropped, 1);
+	r = reserve(sizeof(*r));
+	if (!r)
 		return 0;
-	}
 	r->type = BD_REQUEST;
 	r->tid = (__u32)bpf_get_current_pid_tgid();
 	r->source = source;
@@ -131,11 +139,9 @@ int on_uprobe_sleepable(struct pt_regs *regs)
 	ask(BD_UPROBE_SLEEPABLE, 0);
 	if (!is_target())
 		return 0;
-	s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
-	if (!s) {
-		__sync_fetch_and_add(&dropped, 1);
+	s = reserve(sizeof(*s));
+	if (!s)
 		return 0;
-	}
 	s->type = BD_GOT_STACK;
 	s->tid = (__u32)bpf_get_current_pid_tgid();
 	s->pad = 0;
@@ -163,11 +169,9 @@ int BPF_PROG(on_stack, __u64 cookie, const struct unwind_stacktrace *trace)
 
 	if (!is_target())
 		return 0;
-	s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
-	if (!s) {
-		__sync_fetch_and_add(&dropped, 1);
+	s = reserve(sizeof(*s));
+	if (!s)
 		return 0;
-	}
 	nr = trace->nr;
 	if (nr > BD_MAX_FRAMES)
 		nr = BD_MAX_FRAMES;

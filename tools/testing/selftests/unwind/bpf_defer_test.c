@@ -288,17 +288,6 @@ TEST_F(bpf_defer, every_tracing_type_one_entry)
 	EXPECT_EQ(5, self->c.skel->bss->walks);
 }
 
-/* Spend time in the kernel at the end of the chain: read /dev/zero. */
-static void read_zero(int rounds)
-{
-	static char buf[1 << 20];
-	int zero = open("/dev/zero", O_RDONLY);
-
-	for (int i = 0; i < rounds && zero >= 0; i++)
-		chain_run(UT_SYS_READ, zero, (long)buf, sizeof(buf));
-	close(zero);
-}
-
 /*
  * A program that asks from the delivery of the entry's stack gets "already
  * done" and the entry's cookie: no second walk, no second delivery.
@@ -346,7 +335,7 @@ TEST_F(bpf_defer, perf_event)
 	add_link(_metadata, &self->c,
 		 bpf_program__attach_perf_event(self->c.skel->progs.on_perf_event, fd));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	read_zero(100);
+	chain_read_zero(100);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	EXPECT_LT(30, check_answers(_metadata, &self->c));
 	for (int i = 0; i < got.nreq; i++) {

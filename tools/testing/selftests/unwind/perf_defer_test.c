@@ -55,7 +55,6 @@ struct ring {
 
 static struct ring rings[2];
 
-static void workload(int rounds);
 static void ring_parse(struct ring *r);
 
 static int open_event_pid(struct perf_event_attr *attr, int pid, int cpu,
@@ -152,7 +151,7 @@ static void rings_stop(struct ring *r, int nr)
 static void rings_run(struct ring *r, int nr, int rounds)
 {
 	rings_start(r, nr);
-	workload(rounds);
+	chain_read_zero(rounds);
 	rings_stop(r, nr);
 }
 
@@ -232,17 +231,6 @@ static void ring_parse(struct ring *r)
 		}
 	}
 	meta->data_tail = tail;
-}
-
-/* Spend time in the kernel from the end of the chain: read /dev/zero. */
-static void workload(int rounds)
-{
-	static char buf[1 << 20];
-	int fd = open("/dev/zero", O_RDONLY);
-
-	for (int i = 0; i < rounds && fd >= 0; i++)
-		chain_run(UT_SYS_READ, fd, (long)buf, sizeof(buf));
-	close(fd);
 }
 
 static struct item *find_record(struct ring *r, uint32_t tid, uint64_t cookie)
@@ -607,7 +595,7 @@ static void inherit_check(struct __test_metadata *_metadata, struct ring *r,
 
 static void *inherit_thread(void *arg)
 {
-	workload(INHERIT_ROUNDS);
+	chain_read_zero(INHERIT_ROUNDS);
 	return arg;
 }
 
@@ -619,7 +607,7 @@ static void run_threads(void)
 
 	for (int i = 0; i < INHERIT_THREADS; i++)
 		n += !pthread_create(&th[n], NULL, inherit_thread, NULL);
-	workload(INHERIT_ROUNDS);
+	chain_read_zero(INHERIT_ROUNDS);
 	while (n--)
 		pthread_join(th[n], NULL);
 }
@@ -670,7 +658,7 @@ TEST_F(perf_defer, inherited_fork)
 		run_threads();
 		_exit(0);
 	}
-	workload(INHERIT_ROUNDS);
+	chain_read_zero(INHERIT_ROUNDS);
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	rings_stop(rings, nr);
 	inherit_check(_metadata, rings, nr, 3);

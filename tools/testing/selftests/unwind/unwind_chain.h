@@ -87,6 +87,17 @@ static inline void chain_spin(long n)
 	chain_call = ut_syscall;
 }
 
+/* Spend time in the kernel from the end of the chain: read /dev/zero. */
+static inline void chain_read_zero(int rounds)
+{
+	static char buf[1 << 20];
+	int fd = open("/dev/zero", O_RDONLY);
+
+	for (int i = 0; i < rounds && fd >= 0; i++)
+		chain_run(UT_SYS_READ, fd, (long)buf, sizeof(buf));
+	close(fd);
+}
+
 /* Write cmd to the client's file from the end of the chain. */
 static inline long chain_request(const char *file, const char *cmd)
 {
