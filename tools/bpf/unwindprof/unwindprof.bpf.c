@@ -34,19 +34,13 @@ struct {
 	__uint(max_entries, 16 << 20);
 } records SEC(".maps");
 
+/* Kernel stacks, and user stacks walked in the sample: ids by hash. */
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, UP_MAX_FRAMES * sizeof(__u64));
-	__uint(max_entries, 16384);
-} kstacks SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, UP_MAX_FRAMES * sizeof(__u64));
-	__uint(max_entries, 16384);
-} ustacks SEC(".maps");
+	__uint(max_entries, 32768);
+} stacks SEC(".maps");
 
 /* Room to build a variable-size stack record before it is sent. */
 struct {
@@ -99,7 +93,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->cookie = 0;
 	s->pad = 0;
 	s->ustack = -1;
-	s->kstack = bpf_get_stackid(ctx, &kstacks, 0);
+	s->kstack = bpf_get_stackid(ctx, &stacks, 0);
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	s->request = -1;
@@ -117,7 +111,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	 */
 	if (s->request < 0 || s->request == UP_ALREADY_DONE) {
 		s->cookie = 0;
-		s->ustack = bpf_get_stackid(ctx, &ustacks, BPF_F_USER_STACK);
+		s->ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 	}
 out:
 	bpf_ringbuf_submit(s, 0);

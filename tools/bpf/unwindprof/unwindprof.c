@@ -396,7 +396,7 @@ static void fold(const struct up_sample *s, const __u64 *uips, __u32 unr)
 		append(&line, &len, name);
 	}
 	if (s->kstack >= 0 &&
-	    !bpf_map_lookup_elem(bpf_map__fd(skel->maps.kstacks), &s->kstack, kips))
+	    !bpf_map_lookup_elem(bpf_map__fd(skel->maps.stacks), &s->kstack, kips))
 		while (knr < UP_MAX_FRAMES && kips[knr])
 			knr++;
 	for (int i = knr - 1; i >= 0; i--) {
@@ -456,7 +456,7 @@ static void on_sample(const struct up_sample *s)
 	/* Walked in the sample (--in-sample, or the request was refused). */
 	tally.in_sample++;
 	if (s->ustack >= 0 &&
-	    !bpf_map_lookup_elem(bpf_map__fd(skel->maps.ustacks), &s->ustack, uips))
+	    !bpf_map_lookup_elem(bpf_map__fd(skel->maps.stacks), &s->ustack, uips))
 		while (nr < UP_MAX_FRAMES && uips[nr])
 			nr++;
 	fold(s, uips, nr);
