@@ -13,7 +13,9 @@ whose first commit (tag "base") is the pristine package.
                              that Kbuild recompiles only what changed.
   tree.py refresh [--patch NAME]
                              write edits made in build/linux back into
-                             patches/ and the overlay.
+                             patches/ and the overlay; with NAME, edits
+                             to base files go to that patch even when an
+                             earlier one edits the same file.
   tree.py series [--out DIR] export a git-am-able series and check that it
                              rebuilds the prepared tree exactly.
 
@@ -466,9 +468,14 @@ def cmd_refresh(args):
                 os.unlink(dst)
                 print("tree: overlay  %s (deleted)" % path)
             continue
-        if path in owner:
+        later = args.patch and (args.patch not in patches or
+                                patches.index(owner.get(path, args.patch)) <
+                                patches.index(args.patch))
+        if path in owner and not later:
             to_regen.setdefault(owner[path], []).append(path)
         else:
+            # New to the series, or named for a later patch: a base file
+            # that an earlier patch edits gets a further diff in PATCH.
             unowned.append(path)
     if unowned:
         if not args.patch:

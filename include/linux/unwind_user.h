@@ -7,6 +7,7 @@
 #ifndef _LINUX_UNWIND_USER_H
 #define _LINUX_UNWIND_USER_H
 
+#include <linux/errno.h>
 #include <linux/unwind_user_types.h>
 
 /*
@@ -48,5 +49,27 @@ static inline int unwind_user_walk(struct unwind_user_state *state,
 }
 
 #endif /* CONFIG_UNWIND_USER */
+
+/* The walker's SFrame steps (kernel/unwind/sframe_walk.c). */
+#ifdef CONFIG_UNWIND_USER_SFRAME
+
+int unwind_sframe_step(struct unwind_user_state *state, bool topmost);
+bool unwind_sframe_covers(struct unwind_user_state *state, unsigned long ra);
+
+#else /* !CONFIG_UNWIND_USER_SFRAME */
+
+static inline int unwind_sframe_step(struct unwind_user_state *state,
+				     bool topmost)
+{
+	return -ENOENT;
+}
+
+static inline bool unwind_sframe_covers(struct unwind_user_state *state,
+					unsigned long ra)
+{
+	return false;
+}
+
+#endif /* CONFIG_UNWIND_USER_SFRAME */
 
 #endif /* _LINUX_UNWIND_USER_H */

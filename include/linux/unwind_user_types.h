@@ -27,6 +27,9 @@ struct unwind_stacktrace {
  * @ws:		word size of the task's user mode: 8, or 4 for compat tasks
  * @ip_base:	segment base added to code addresses (compat tasks)
  * @sp_base:	segment base added to stack addresses (compat tasks)
+ * @no_sframe_start: start of text known to have no SFrame table, so that
+ *		the frames of a walk in it look it up once
+ * @no_sframe_end: end of that text (exclusive); 0 if none is known
  */
 struct unwind_user_state {
 	unsigned long	ip;
@@ -35,6 +38,8 @@ struct unwind_user_state {
 	unsigned int	ws;
 	unsigned long	ip_base;
 	unsigned long	sp_base;
+	unsigned long	no_sframe_start;
+	unsigned long	no_sframe_end;
 };
 
 #endif /* _LINUX_UNWIND_USER_TYPES_H */

@@ -14,6 +14,13 @@
  * popped it, belongs to a function whose frame is not (or no longer) set
  * up. The architecture reads the instruction bytes to find the return
  * address on the stack instead (arch_unwind_user_first_frame()).
+ *
+ * Where an SFrame table covers the IP (CONFIG_UNWIND_USER_SFRAME), its row
+ * gives the caller instead (sframe_walk.c), so code built without frame
+ * pointers is walked too, and a stack may mix both kinds of code. A first
+ * frame in code with neither (a leaf such as a system call wrapper) is
+ * passed by taking the word at the stack pointer as its return address when
+ * it follows a call instruction in code that has a table.
  */
 #include <linux/unwind_user.h>
 #include <kunit/visibility.h>
@@ -117,11 +124,71 @@ void unwind_user_start(struct unwind_user_state *state, struct pt_regs *regs)
 	arch_unwind_user_init(state, regs);
 }
 
+/*
+ * The interrupted frame, with no table for its IP: a function caught in
+ * its prologue or epilogue, or a leaf with no frame called from code with
+ * a table. Returns -ENOENT if it is neither (its frame pointer is good).
+ */
+static int unwind_user_first_frame(struct unwind_user_state *state)
+{
+	unsigned long ra, sp_off;
+
+	if (arch_unwind_user_first_frame(state, &sp_off)) {
+		if (unwind_user_read_word(state,
+					  unwind_user_addr(state, state->sp_base,
+							   state->sp + sp_off),
+					  &ra) || !ra)
+			return -EFAULT;
+		state->ip = ra;
+		state->sp += sp_off + state->ws;
+		return 0;
+	}
+	if (state->ws == 8 &&
+	    !unwind_user_read_word(state, state->sp, &ra) &&
+	    arch_unwind_user_after_call(state, ra) &&
+	    unwind_sframe_covers(state, ra)) {
+		state->ip = ra;
+		state->sp += state->ws;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * One frame by its frame pointer: the record there gives the caller's
+ * frame pointer and return address, and the caller's stack pointer is
+ * right above it. Records must rise (@last is the previous one), which
+ * ends loops; after SFrame steps, the record must also lie above the
+ * stack pointer they reached.
+ */
+static int unwind_user_fp_step(struct unwind_user_state *state,
+			       unsigned long *last, bool above_sp)
+{
+	unsigned long fp = state->fp, next, ra;
+
+	if (!fp || fp & (state->ws - 1) || fp <= *last ||
+	    (above_sp && fp < state->sp))
+		return -EINVAL;
+	/* Checks that the record lies in user space, too. */
+	if (unwind_user_read_frame(state,
+				   unwind_user_addr(state, state->sp_base, fp),
+				   &next, &ra))
+		return -EFAULT;
+	*last = fp;
+	state->ip = ra;
+	state->sp = fp + 2 * state->ws;
+	state->fp = next;
+	return 0;
+}
+
 /**
- * unwind_user_walk - walk the current task's user stack by frame pointers
+ * unwind_user_walk - walk the current task's user stack
  * @state:	where the walk starts (unwind_user_start(), or crafted)
  * @trace:	receives the stack; @trace->entries holds @max entries
  * @max:	most entries to store
+ *
+ * Each frame is stepped by its SFrame row where a table covers its IP,
+ * else by frame pointers.
  *
  * Context: Task context, page faults allowed.
  * Return: the number of entries stored (also in @trace->nr).
@@ -129,7 +196,9 @@ void unwind_user_start(struct unwind_user_state *state, struct pt_regs *regs)
 int unwind_user_walk(struct unwind_user_state *state,
 		     struct unwind_stacktrace *trace, unsigned int max)
 {
-	unsigned long fp, next, ra, sp_off;
+	bool topmost = true, by_sframe = false;
+	unsigned long last_fp = 0;
+	int ret;
 
 	might_fault();
 	trace->nr = 0;
@@ -138,37 +207,21 @@ int unwind_user_walk(struct unwind_user_state *state,
 	trace->entries[trace->nr++] = unwind_user_addr(state, state->ip_base,
 						       state->ip);
 
-	fp = state->fp;
-	/* A frame not set up yet (or torn down): the return address is at sp. */
-	if (arch_unwind_user_first_frame(state, &sp_off)) {
-		if (unwind_user_read_word(state,
-					  unwind_user_addr(state, state->sp_base,
-							   state->sp + sp_off),
-					  &ra) || !ra)
-			goto out;
-		if (trace->nr < max)
-			trace->entries[trace->nr++] =
-				unwind_user_addr(state, state->ip_base, ra);
-	}
-
 	while (trace->nr < max) {
-		unsigned long addr = unwind_user_addr(state, state->sp_base, fp);
-
-		if (!fp || fp & (state->ws - 1))
+		ret = unwind_sframe_step(state, topmost);
+		if (!ret)
+			by_sframe = true;
+		if (ret == -ENOENT && topmost)
+			ret = unwind_user_first_frame(state);
+		if (ret == -ENOENT)
+			ret = unwind_user_fp_step(state, &last_fp, by_sframe);
+		if (ret || !state->ip)
 			break;
-		/* Checks that the record lies in user space, too. */
-		if (unwind_user_read_frame(state, addr, &next, &ra))
-			break;
-		if (!ra)
-			break;
+		topmost = false;
 		trace->entries[trace->nr++] = unwind_user_addr(state,
-							       state->ip_base, ra);
-		/* The caller's frame lies above ours: this also ends loops. */
-		if (next <= fp)
-			break;
-		fp = next;
+							       state->ip_base,
+							       state->ip);
 	}
-out:
 	unwind_user_check_text(trace);
 	return trace->nr;
 }

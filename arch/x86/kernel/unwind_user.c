@@ -15,6 +15,7 @@
 #include <linux/sched.h>
 #include <linux/uprobes.h>
 #include <linux/unwind_user.h>
+#include <asm/insn.h>
 #include <asm/insn-eval.h>
 #include <asm/inat.h>
 #include <asm/ptrace.h>
@@ -135,6 +136,42 @@ bool arch_unwind_user_first_frame(struct unwind_user_state *state,
 	    (state->ws == 4 || i == 1)) {
 		*sp_off = state->ws;
 		return true;
+	}
+	return false;
+}
+
+/**
+ * arch_unwind_user_after_call - does a call instruction end right at @ra?
+ * @state:	the walk (64-bit tasks only)
+ * @ra:		a word from the stack that may be a return address
+ *
+ * A leaf without a frame leaves no trace but its return address at the
+ * stack pointer; the walker takes that word for one only if the bytes
+ * before it decode as a call: a direct "call rel32", or an indirect call
+ * (opcode ff /2, any addressing form and prefixes) up to 8 bytes long.
+ *
+ * Return: true if an instruction ending at @ra is a call.
+ */
+bool arch_unwind_user_after_call(struct unwind_user_state *state,
+				 unsigned long ra)
+{
+	unsigned int start;
+	u8 buf[8];
+
+	if (state->ws != 8 || ra < sizeof(buf) ||
+	    copy_from_user(buf, (void __user *)(ra - sizeof(buf)), sizeof(buf)))
+		return false;
+	for (start = 0; start + 2 <= sizeof(buf); start++) {
+		struct insn insn;
+
+		if (insn_decode(&insn, buf + start, sizeof(buf) - start,
+				INSN_MODE_64) ||
+		    insn.length != sizeof(buf) - start)
+			continue;
+		if (insn.opcode.bytes[0] == 0xe8 ||
+		    (insn.opcode.bytes[0] == 0xff &&
+		     X86_MODRM_REG(insn.modrm.bytes[0]) == 2))
+			return true;
 	}
 	return false;
 }

@@ -14,5 +14,7 @@ void arch_unwind_user_init(struct unwind_user_state *state,
 			   struct pt_regs *regs);
 bool arch_unwind_user_first_frame(struct unwind_user_state *state,
 				  unsigned long *sp_off);
+bool arch_unwind_user_after_call(struct unwind_user_state *state,
+				 unsigned long ra);
 
 #endif /* _ASM_X86_UNWIND_USER_H */

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * SFrame sections as the user stack walker reads them: the on-disk layout
+ * (versions 1, 2 and 3 of binutils' libsframe/doc/sframe-spec.texi), and
+ * what the reader (sframe_read.c), the per-mm registry (sframe_mm.c) and
+ * the walker's step (sframe_walk.c) share.
+ *
+ * Every byte of a section lives in user memory and may change under the
+ * reader: each field is checked where it is used, and a check that fails
+ * ends the lookup with an error, never with a wrong row.
+ */
+#ifndef _KERNEL_UNWIND_SFRAME_H
+#define _KERNEL_UNWIND_SFRAME_H
+
+#include <linux/rcupdate.h>
+#include <linux/types.h>
+
+#define SFRAME_MAGIC			0xdee2
+
+#define SFRAME_F_FDE_SORTED		0x1
+#define SFRAME_F_FRAME_POINTER		0x2	/* versions 1 and 2 only */
+#define SFRAME_F_FDE_FUNC_START_PCREL	0x4	/* version 2 (errata) and 3 */
+
+#define SFRAME_ABI_AMD64_ENDIAN_LITTLE	3
+
+/* Section header, the same in all three versions; aux header follows. */
+struct sframe_header {
+	u16	magic;
+	u8	version;
+	u8	flags;
+	u8	abi_arch;
+	s8	cfa_fixed_fp_offset;
+	s8	cfa_fixed_ra_offset;
+	u8	auxhdr_len;
+	u32	num_fdes;
+	u32	num_fres;
+	u32	fre_len;
+	u32	fdeoff;		/* from the end of the (aux) header */
+	u32	freoff;		/* from the end of the (aux) header */
+} __packed;
+
+/* Function descriptor, version 1: 17 bytes, so often misaligned. */
+struct sframe_fde_v1 {
+	s32	func_start;	/* from the section's first byte */
+	u32	func_size;
+	u32	fre_off;	/* from the FRE sub-section */
+	u32	num_fres;
+	u8	info;
+} __packed;
+
+/* Version 2 adds the size of a repeated block (PLT entries) and padding. */
+struct sframe_fde_v2 {
+	s32	func_start;	/* from the section, or from itself if PCREL */
+	u32	func_size;
+	u32	fre_off;
+	u32	num_fres;
+	u8	info;
+	u8	rep_size;
+	u16	padding;
+} __packed;
+
+/*
+ * Version 3 splits the descriptor: a fixed index entry that is binary
+ * searched, and attributes at the head of the function's FREs.
+ */
+struct sframe_fde_v3 {
+	s64	func_start;	/* from this entry (PCREL), else the section */
+	u32	func_size;
+	u32	fre_off;	/* of the attributes, from the FRE sub-section */
+} __packed;
+
+struct sframe_fda_v3 {
+	u16	num_fres;
+	u8	info;
+	u8	info2;
+	u8	rep_size;
+} __packed;
+
+/* Descriptor info byte: FRE start address width, PC type, signal (v3). */
+#define SFRAME_INFO_FRE_TYPE(i)		((i) & 0xf)
+#define SFRAME_INFO_PCMASK(i)		(((i) >> 4) & 1)
+#define SFRAME_INFO_SIGNAL(i)		(((i) >> 7) & 1)
+#define SFRAME_INFO2_FDE_TYPE(i)	((i) & 0x1f)
+
+#define SFRAME_FRE_TYPE_ADDR4		2
+#define SFRAME_FDE_TYPE_DEFAULT		0
+#define SFRAME_FDE_TYPE_FLEX		1
+
+/* Version 1 PC-mask descriptors (x86-64 PLT) carry no size: pltN is 16. */
+#define SFRAME_V1_PLT_SIZE		16
+
+/* FRE info byte: CFA base, number and size of the data words. */
+#define SFRAME_FRE_CFA_SP(i)		((i) & 1)
+#define SFRAME_FRE_NWORDS(i)		(((i) >> 1) & 0xf)
+#define SFRAME_FRE_WORD_SIZE(i)		(((i) >> 5) & 3)
+#define SFRAME_FRE_MANGLED_RA(i)	(((i) >> 7) & 1)
+
+/* Flexible (v3) control word: register or CFA based, dereferenced or not. */
+#define SFRAME_FLEX_REG_P(c)		((c) & 1)
+#define SFRAME_FLEX_DEREF_P(c)		(((c) >> 1) & 1)
+#define SFRAME_FLEX_REGNUM(c)		((c) >> 3)
+
+/* DWARF register numbers of x86-64's frame and stack pointers. */
+#define SFRAME_AMD64_RBP		6
+#define SFRAME_AMD64_RSP		7
+
+/*
+ * Sections larger than this are not read: the biggest shared objects of a
+ * distribution carry a few MiB of SFrame.
+ */
+#define SFRAME_MAX_SIZE			(256UL << 20)
+
+/**
+ * struct sframe_sec - one SFrame section, checked, as the registry keeps it
+ * @text_start:	first address of the text it answers for
+ * @text_end:	end of that text (exclusive)
+ * @sframe:	user address of the section; 0 if the text has no usable one
+ * @sframe_end:	end of the section (exclusive)
+ * @fdes:	user address of the first function descriptor (index entry)
+ * @fres:	user address of the FRE sub-section
+ * @fres_end:	end of the FRE sub-section (exclusive)
+ * @num_fdes:	number of function descriptors
+ * @version:	1, 2 or 3
+ * @flags:	the header's flags
+ * @fde_size:	bytes per descriptor (17, 20) or index entry (16)
+ * @ra_off:	where the return address is, from the CFA
+ * @registered:	added by prctl(): only prctl() removes it, or an unmap
+ * @rcu:	entries are freed after a grace period, readers copy them
+ *
+ * Immutable once in the registry; see sframe_mm.c for its rules.
+ */
+struct sframe_sec {
+	unsigned long	text_start;
+	unsigned long	text_end;
+	unsigned long	sframe;
+	unsigned long	sframe_end;
+	unsigned long	fdes;
+	unsigned long	fres;
+	unsigned long	fres_end;
+	u32		num_fdes;
+	u8		version;
+	u8		flags;
+	u8		fde_size;
+	s8		ra_off;
+	bool		registered;
+	struct rcu_head	rcu;
+};
+
+/* Where a CFA, return address or frame pointer comes from. */
+enum sframe_rule {
+	SFRAME_RULE_SAME,	/* unchanged (frame pointer only) */
+	SFRAME_RULE_SP,		/* stack pointer + offset */
+	SFRAME_RULE_FP,		/* frame pointer + offset */
+	SFRAME_RULE_CFA,	/* CFA + offset */
+};
+
+/**
+ * struct sframe_loc - a value of the caller, as a rule of the callee's row
+ * @rule:	what the offset is added to
+ * @deref:	the value is the word at that address (else the address)
+ * @off:	the offset
+ */
+struct sframe_loc {
+	u8		rule;
+	bool		deref;
+	s32		off;
+};
+
+/**
+ * struct sframe_row - how to find the caller of a frame at some IP
+ * @cfa:	the canonical frame address, the caller's stack pointer
+ * @ra:		the return address
+ * @fp:		the caller's frame pointer
+ * @outermost:	the IP is in the outermost frame: the stack ends here
+ * @signal:	a signal trampoline: the caller is not a call frame
+ */
+struct sframe_row {
+	struct sframe_loc	cfa;
+	struct sframe_loc	ra;
+	struct sframe_loc	fp;
+	bool			outermost;
+	bool			signal;
+};
+
+int sframe_sec_init(struct sframe_sec *sec, unsigned long sframe,
+		    unsigned long len, const char **why);
+int sframe_find_row(const struct sframe_sec *sec, unsigned long pc,
+		    struct sframe_row *row);
+int sframe_lookup(unsigned long pc, struct sframe_sec *sec);
+
+#endif /* _KERNEL_UNWIND_SFRAME_H */

@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The SFrame sections a process's user stack walks may use.
+ *
+ * Each mm keeps a maple tree (mm->sframe_mt) from text ranges to checked
+ * sections (struct sframe_sec). A range with no usable table is kept too,
+ * with sframe == 0, so that a file is read once. Ranges come from:
+ *
+ *  - exec: binfmt_elf passes the program headers of the executable and of
+ *    its interpreter (unwind_sframe_add_elf());
+ *  - the walker, the first time it meets an IP in an executable mapping it
+ *    has no entry for (sframe_lookup()): it reads that file's ELF and
+ *    program headers, which is how ld.so's and dlopen()'s objects are found;
+ *  - prctl(PR_SFRAME_ADD/PR_SFRAME_REMOVE), for text that code makes or
+ *    maps itself (JITs, custom loaders).
+ *
+ * Rules of the tree (its own spinlock orders writers; readers use RCU):
+ *
+ *   who		lock held		does
+ *   walker (lookup)	rcu_read_lock		copies an entry out, never keeps it
+ *   walker (found)	mmap_read_lock		inserts if the range is free and the
+ *						mapping is still the one it read
+ *   exec		(new mm, one thread)	inserts
+ *   munmap		mmap_write_lock		erases entries that overlap
+ *   prctl		mmap_write_lock		erases and inserts
+ *   __mmput		(no users left)		frees everything
+ *
+ * Because the walker's insert and munmap's erase both hold the mmap lock,
+ * a range is never inserted for a mapping that is already gone. Erased
+ * entries are freed after an RCU grace period. A fork starts with an empty
+ * tree (the child finds its tables again), and so does an exec (new mm).
+ *
+ * Sections stay in user memory: what the walker reads there is checked at
+ * each use (sframe_read.c), so a process that rewrites or unmaps its own
+ * tables can only make its own walks stop early.
+ */
+#include <linux/elf.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/maple_tree.h>
+#include <linux/mm.h>
+#include <linux/mmap_lock.h>
+#include <linux/prctl.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/unwind_sframe.h>
+#include <kunit/visibility.h>
+#include "sframe.h"
+
+static void sframe_report(const struct sframe_sec *sec, struct file *file,
+			  const char *why)
+{
+	if (file)
+		pr_info_ratelimited("unwind: %s[%d]: SFrame of %pD not used: %s\n",
+				    current->comm, task_pid_nr(current), file,
+				    why);
+	else
+		pr_info_ratelimited("unwind: %s[%d]: SFrame at %#lx not used: %s\n",
+				    current->comm, task_pid_nr(current),
+				    sec->sframe, why);
+}
+
+/* Check the section for @sec's text; on failure, record "no table". */
+static void sframe_sec_fill(struct sframe_sec *sec, unsigned long sframe,
+			    unsigned long len, struct file *file)
+{
+	const char *why = "unreadable";
+	int ret;
+
+	ret = sframe_sec_init(sec, sframe, len, &why);
+	if (!ret)
+		return;
+	sec->sframe = sframe;
+	if (ret != -EINTR && ret != -ENOMEM)
+		sframe_report(sec, file, why ? why : "unreadable");
+	sec->sframe = 0;
+}
+
+static struct sframe_sec *sframe_alloc(unsigned long start, unsigned long end)
+{
+	struct sframe_sec *sec = kzalloc(sizeof(*sec), GFP_KERNEL);
+
+	if (sec) {
+		sec->text_start = start;
+		sec->text_end = end;
+	}
+	return sec;
+}
+
+/* Insert, or free if the range is taken (someone found it first). */
+static void sframe_insert(struct mm_struct *mm, struct sframe_sec *sec)
+{
+	if (mtree_insert_range(&mm->sframe_mt, sec->text_start,
+			       sec->text_end - 1, sec, GFP_KERNEL))
+		kfree(sec);
+}
+
+/* Erase every entry overlapping [start, end); registered ones only if @all. */
+static int sframe_erase(struct mm_struct *mm, unsigned long start,
+			unsigned long end, bool all)
+{
+	unsigned long index = start;
+	struct sframe_sec *sec;
+	int erased = 0;
+
+	while (index < end && (sec = mt_find(&mm->sframe_mt, &index, end - 1))) {
+		if (!all && sec->registered)
+			return -EEXIST;
+		mtree_erase(&mm->sframe_mt, sec->text_start);
+		kfree_rcu(sec, rcu);
+		erased++;
+	}
+	return erased;
+}
+
+/**
+ * unwind_sframe_mm_init - start an mm with no known SFrame sections
+ * @mm:	a new mm (fork, exec)
+ *
+ * Context: Any context that may set up an mm.
+ */
+void unwind_sframe_mm_init(struct mm_struct *mm)
+{
+	mt_init_flags(&mm->sframe_mt, MT_FLAGS_USE_RCU);
+}
+
+/**
+ * unwind_sframe_mm_free - forget an mm's SFrame sections
+ * @mm:	an mm with no users left
+ *
+ * Context: Task context; no walk of @mm can run.
+ */
+void unwind_sframe_mm_free(struct mm_struct *mm)
+{
+	unsigned long index = 0;
+	struct sframe_sec *sec;
+
+	mt_for_each(&mm->sframe_mt, sec, index, ULONG_MAX)
+		kfree(sec);
+	mtree_destroy(&mm->sframe_mt);
+}
+
+/**
+ * unwind_sframe_unmap - forget sections of text that is being unmapped
+ * @mm:		the mm, write-locked
+ * @start:	start of the unmapped range
+ * @end:	its end (exclusive)
+ *
+ * Context: Task context, mmap_lock held for writing.
+ */
+void unwind_sframe_unmap(struct mm_struct *mm, unsigned long start,
+			 unsigned long end)
+{
+	mmap_assert_write_locked(mm);
+	if (mtree_empty(&mm->sframe_mt))
+		return;
+	sframe_erase(mm, start, end, true);
+}
+
+/* The PT_GNU_SFRAME header of an object, if it has one. */
+static const struct elf64_phdr *sframe_phdr(const struct elf64_phdr *phdrs,
+					    unsigned int phnum)
+{
+	unsigned int i;
+
+	for (i = 0; i < phnum; i++)
+		if (phdrs[i].p_type == PT_GNU_SFRAME)
+			return &phdrs[i];
+	return NULL;
+}
+
+/**
+ * unwind_sframe_add_elf - add the SFrame section of an object being exec'd
+ * @file:	the object's file, for messages
+ * @phdrs:	its program headers
+ * @phnum:	how many
+ * @bias:	its load bias
+ *
+ * binfmt_elf calls this for the executable and its interpreter, once their
+ * segments are mapped in the new mm. An object without PT_GNU_SFRAME adds
+ * nothing: the walker records that when it first needs to know.
+ *
+ * Context: Task context (execve), page faults allowed.
+ */
+void unwind_sframe_add_elf(struct file *file, const struct elf64_phdr *phdrs,
+			   unsigned int phnum, unsigned long bias)
+{
+	const struct elf64_phdr *sf = sframe_phdr(phdrs, phnum);
+	struct mm_struct *mm = current->mm;
+	unsigned int i;
+
+	if (!sf || !mm)
+		return;
+	for (i = 0; i < phnum; i++) {
+		const struct elf64_phdr *ph = &phdrs[i];
+		struct sframe_sec *sec;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) ||
+		    !ph->p_memsz)
+			continue;
+		sec = sframe_alloc(PAGE_ALIGN_DOWN(bias + ph->p_vaddr),
+				   PAGE_ALIGN(bias + ph->p_vaddr + ph->p_memsz));
+		if (!sec)
+			return;
+		sframe_sec_fill(sec, bias + sf->p_vaddr, sf->p_memsz, file);
+		sframe_insert(mm, sec);
+	}
+}
+
+/*
+ * Read the ELF and program headers of the file mapped at @start (file
+ * offset @pgoff pages) and find its SFrame section's address in memory.
+ * Returns 0 with *sframe = 0 if the file has none.
+ */
+static int sframe_from_file(struct file *file, unsigned long start,
+			    unsigned long pgoff, unsigned long *sframe,
+			    unsigned long *len)
+{
+	const struct elf64_phdr *sf, *load = NULL;
+	u64 off = (u64)pgoff << PAGE_SHIFT;
+	struct elf64_phdr *phdrs;
+	struct elf64_hdr ehdr;
+	unsigned int i;
+	loff_t pos = 0;
+	size_t size;
+	int ret = -ENOEXEC;
+
+	*sframe = 0;
+	if (kernel_read(file, &ehdr, sizeof(ehdr), &pos) != (ssize_t)sizeof(ehdr))
+		return -ENOEXEC;
+	if (memcmp(ehdr.e_ident, ELFMAG, SELFMAG) ||
+	    ehdr.e_ident[EI_CLASS] != ELFCLASS64 || !elf_check_arch(&ehdr) ||
+	    ehdr.e_phentsize != sizeof(*phdrs) || !ehdr.e_phnum ||
+	    ehdr.e_phnum > SZ_64K / sizeof(*phdrs))
+		return -ENOEXEC;
+
+	size = ehdr.e_phnum * sizeof(*phdrs);
+	phdrs = kmalloc(size, GFP_KERNEL);
+	if (!phdrs)
+		return -ENOMEM;
+	pos = ehdr.e_phoff;
+	if (kernel_read(file, phdrs, size, &pos) != (ssize_t)size)
+		goto out;
+
+	sf = sframe_phdr(phdrs, ehdr.e_phnum);
+	if (!sf) {
+		ret = 0;
+		goto out;
+	}
+	/* The executable segment this mapping comes from gives the bias. */
+	for (i = 0; i < ehdr.e_phnum; i++) {
+		const struct elf64_phdr *ph = &phdrs[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+		    PAGE_ALIGN_DOWN(ph->p_offset) <= off &&
+		    off < ph->p_offset + ph->p_filesz) {
+			load = ph;
+			break;
+		}
+	}
+	if (load) {
+		*sframe = start - off + load->p_offset - load->p_vaddr +
+			  sf->p_vaddr;
+		*len = sf->p_memsz;
+		ret = 0;
+	}
+out:
+	kfree(phdrs);
+	return ret;
+}
+
+/* Is @vma still the mapping described by @file, @start, @end, @pgoff? */
+static bool sframe_same_vma(struct vm_area_struct *vma, struct file *file,
+			    unsigned long start, unsigned long end,
+			    unsigned long pgoff)
+{
+	return vma && vma->vm_file == file && vma->vm_start == start &&
+	       vma->vm_end == end && vma->vm_pgoff == pgoff &&
+	       (vma->vm_flags & VM_EXEC);
+}
+
+/*
+ * Find the table of the executable mapping that holds @pc and record it
+ * (or its absence) for the whole mapping.
+ */
+static int sframe_discover(struct mm_struct *mm, unsigned long pc)
+{
+	unsigned long start, end, pgoff, sframe = 0, len = 0;
+	struct vm_area_struct *vma;
+	struct sframe_sec *sec;
+	struct file *file;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	vma = vma_lookup(mm, pc);
+	if (!vma || !(vma->vm_flags & VM_EXEC)) {
+		mmap_read_unlock(mm);
+		return -ENOENT;
+	}
+	start = vma->vm_start;
+	end = vma->vm_end;
+	pgoff = vma->vm_pgoff;
+	file = vma->vm_file ? get_file(vma->vm_file) : NULL;
+	mmap_read_unlock(mm);
+
+	sec = sframe_alloc(start, end);
+	if (!sec) {
+		if (file)
+			fput(file);
+		return -ENOMEM;
+	}
+	if (file && !sframe_from_file(file, start, pgoff, &sframe, &len) &&
+	    sframe)
+		sframe_sec_fill(sec, sframe, len, file);
+
+	if (mmap_read_lock_killable(mm)) {
+		kfree(sec);
+	} else {
+		if (sframe_same_vma(vma_lookup(mm, pc), file, start, end, pgoff))
+			sframe_insert(mm, sec);
+		else
+			kfree(sec);
+		mmap_read_unlock(mm);
+	}
+	if (file)
+		fput(file);
+	return 0;
+}
+
+/**
+ * sframe_lookup - the SFrame section for an IP of the current task
+ * @pc:		a user address in executable memory
+ * @sec:	receives a copy of the section
+ *
+ * Finds the table of the mapping the first time it is asked. On -ENOENT,
+ * @sec's text range is the text known to have no table around @pc (empty
+ * if none is known).
+ *
+ * Context: Task context, page faults allowed.
+ * Return: 0, or -ENOENT if @pc has no usable table.
+ */
+int sframe_lookup(unsigned long pc, struct sframe_sec *sec)
+{
+	struct mm_struct *mm = current->mm;
+	int tries;
+
+	sec->text_start = 0;
+	sec->text_end = 0;
+	if (!mm)
+		return -ENOENT;
+	for (tries = 0; tries < 2; tries++) {
+		struct sframe_sec *found;
+		unsigned long index = pc;
+
+		rcu_read_lock();
+		found = mt_find(&mm->sframe_mt, &index, pc);
+		if (found)
+			*sec = *found;
+		rcu_read_unlock();
+		if (found)
+			return sec->sframe ? 0 : -ENOENT;
+		if (tries || sframe_discover(mm, pc))
+			break;
+	}
+	return -ENOENT;
+}
+EXPORT_SYMBOL_IF_KUNIT(sframe_lookup);
+
+static int sframe_prctl_add(unsigned long sframe, unsigned long len,
+			    unsigned long start, unsigned long end)
+{
+	struct mm_struct *mm = current->mm;
+	struct sframe_sec *sec;
+	const char *why;
+	int ret;
+
+	if (start >= end || end > TASK_SIZE)
+		return -EINVAL;
+	sec = sframe_alloc(start, end);
+	if (!sec)
+		return -ENOMEM;
+	ret = sframe_sec_init(sec, sframe, len, &why);
+	if (ret)
+		goto free;
+	sec->registered = true;
+
+	ret = mmap_write_lock_killable(mm);
+	if (ret)
+		goto free;
+	ret = sframe_erase(mm, start, end, false);
+	if (ret >= 0)
+		ret = mtree_insert_range(&mm->sframe_mt, start, end - 1, sec,
+					 GFP_KERNEL);
+	mmap_write_unlock(mm);
+	if (!ret)
+		return 0;
+free:
+	kfree(sec);
+	return ret;
+}
+
+static int sframe_prctl_remove(unsigned long start)
+{
+	struct mm_struct *mm = current->mm;
+	struct sframe_sec *sec;
+	int ret;
+
+	ret = mmap_write_lock_killable(mm);
+	if (ret)
+		return ret;
+	sec = mtree_load(&mm->sframe_mt, start);
+	if (sec && sec->registered && sec->text_start == start) {
+		mtree_erase(&mm->sframe_mt, start);
+		kfree_rcu(sec, rcu);
+	} else {
+		ret = -ENOENT;
+	}
+	mmap_write_unlock(mm);
+	return ret;
+}
+
+/**
+ * unwind_sframe_prctl - add or remove an SFrame section for a text range
+ * @option:	PR_SFRAME_ADD or PR_SFRAME_REMOVE
+ * @arg2:	ADD: user address of the section; REMOVE: start of the text
+ * @arg3:	ADD: size of the section; REMOVE: 0
+ * @arg4:	ADD: start of the text it describes; REMOVE: 0
+ * @arg5:	ADD: end of that text (exclusive); REMOVE: 0
+ *
+ * An added section answers for IPs in [@arg4, @arg5) until it is removed
+ * or the text is unmapped; it replaces what the kernel found by itself
+ * there, and overlapping another added section is an error.
+ *
+ * Context: Task context (the prctl() system call).
+ * Return: 0; -EINVAL for bad arguments or a section that fails a check;
+ * -EFAULT if the section cannot be read; -EEXIST if the text overlaps an
+ * added section; -ENOENT if REMOVE finds no added section at @arg2.
+ */
+int unwind_sframe_prctl(int option, unsigned long arg2, unsigned long arg3,
+			unsigned long arg4, unsigned long arg5)
+{
+	if (!current->mm || in_compat_syscall())
+		return -EINVAL;
+	switch (option) {
+	case PR_SFRAME_ADD:
+		return sframe_prctl_add(arg2, arg3, arg4, arg5);
+	case PR_SFRAME_REMOVE:
+		if (arg3 || arg4 || arg5)
+			return -EINVAL;
+		return sframe_prctl_remove(arg2);
+	}
+	return -EINVAL;
+}

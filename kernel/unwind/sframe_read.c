@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reading SFrame sections (versions 1, 2 and 3) in user memory.
+ *
+ * sframe_sec_init() checks a section once, when a mapping's table is
+ * added: header, version, ABI, flags, the sub-sections' bounds, and every
+ * function descriptor (sorted, disjoint, within the FRE sub-section).
+ * sframe_find_row() then answers one IP: a binary search of the
+ * descriptors and a scan of one function's rows, all in user memory.
+ * Both read user memory and may fault: task context, page faults allowed.
+ *
+ * User memory may change after the first check, so a lookup checks again
+ * what it reads (bounds, widths, order); -EINVAL means the table is bad,
+ * -ENOENT that it has no row for the IP, -EFAULT that it cannot be read.
+ */
+#include <linux/kernel.h>
+#include <linux/minmax.h>
+#include <linux/overflow.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <kunit/visibility.h>
+#include "sframe.h"
+
+/* A function descriptor of any version, with absolute user addresses. */
+struct sframe_fde {
+	unsigned long	start;
+	u32		size;
+	unsigned long	fres;		/* first FRE */
+	u32		num_fres;
+	u8		info;
+	u8		info2;
+	u8		rep_size;	/* PC-mask block size, 0 if none */
+};
+
+static int sframe_bad(const char **why, const char *reason)
+{
+	if (why)
+		*why = reason;
+	return -EINVAL;
+}
+
+/* The descriptor's function start: relative to itself or to the section. */
+static unsigned long sframe_fde_start(const struct sframe_sec *sec,
+				      unsigned long entry, s64 start)
+{
+	if (sec->flags & SFRAME_F_FDE_FUNC_START_PCREL)
+		return entry + start;
+	return sec->sframe + start;
+}
+
+/* Decode descriptor @i from the bytes of its entry (and attributes, v3). */
+static int sframe_decode_fde(const struct sframe_sec *sec, u32 i,
+			     const void *raw, struct sframe_fde *fde,
+			     const char **why)
+{
+	unsigned long entry = sec->fdes + (unsigned long)i * sec->fde_size;
+	unsigned long fre_off;
+
+	switch (sec->version) {
+	case 1: {
+		const struct sframe_fde_v1 *v1 = raw;
+
+		fde->start = sframe_fde_start(sec, entry, v1->func_start);
+		fde->size = v1->func_size;
+		fre_off = v1->fre_off;
+		fde->num_fres = v1->num_fres;
+		fde->info = v1->info;
+		fde->info2 = 0;
+		fde->rep_size = SFRAME_INFO_PCMASK(v1->info) ?
+				SFRAME_V1_PLT_SIZE : 0;
+		break;
+	}
+	case 2: {
+		const struct sframe_fde_v2 *v2 = raw;
+
+		fde->start = sframe_fde_start(sec, entry, v2->func_start);
+		fde->size = v2->func_size;
+		fre_off = v2->fre_off;
+		fde->num_fres = v2->num_fres;
+		fde->info = v2->info;
+		fde->info2 = 0;
+		fde->rep_size = v2->rep_size;
+		break;
+	}
+	default: {
+		const struct sframe_fde_v3 *v3 = raw;
+		struct sframe_fda_v3 fda;
+
+		fde->start = sframe_fde_start(sec, entry, v3->func_start);
+		fde->size = v3->func_size;
+		fre_off = v3->fre_off;
+		if (fre_off > sec->fres_end - sec->fres ||
+		    sec->fres_end - sec->fres - fre_off < sizeof(fda))
+			return sframe_bad(why, "function attributes past the end");
+		if (copy_from_user(&fda, (void __user *)(sec->fres + fre_off),
+				   sizeof(fda)))
+			return -EFAULT;
+		fre_off += sizeof(fda);
+		fde->num_fres = fda.num_fres;
+		fde->info = fda.info;
+		fde->info2 = fda.info2;
+		fde->rep_size = fda.rep_size;
+		if (SFRAME_INFO2_FDE_TYPE(fda.info2) > SFRAME_FDE_TYPE_FLEX)
+			return sframe_bad(why, "unknown function type");
+		break;
+	}
+	}
+
+	if (fre_off > sec->fres_end - sec->fres)
+		return sframe_bad(why, "FRE offset past the end");
+	fde->fres = sec->fres + fre_off;
+	if (fde->num_fres > sec->fres_end - fde->fres)
+		return sframe_bad(why, "more FREs than bytes");
+	if (SFRAME_INFO_FRE_TYPE(fde->info) > SFRAME_FRE_TYPE_ADDR4)
+		return sframe_bad(why, "unknown FRE type");
+	if (SFRAME_INFO_PCMASK(fde->info) && !fde->rep_size)
+		return sframe_bad(why, "PC-mask function without a block size");
+	if (fde->start + fde->size < fde->start)
+		return sframe_bad(why, "function wraps around");
+	return 0;
+}
+
+static int sframe_read_fde(const struct sframe_sec *sec, u32 i,
+			   struct sframe_fde *fde)
+{
+	unsigned long entry = sec->fdes + (unsigned long)i * sec->fde_size;
+	u8 raw[sizeof(struct sframe_fde_v2)];
+
+	if (copy_from_user(raw, (void __user *)entry, sec->fde_size))
+		return -EFAULT;
+	return sframe_decode_fde(sec, i, raw, fde, NULL);
+}
+
+/*
+ * Check every descriptor once: sorted by start, disjoint, and with rows
+ * inside the FRE sub-section. Entries are copied a page at a time.
+ */
+static int sframe_check_fdes(struct sframe_sec *sec, u32 num_fres,
+			     const char **why)
+{
+	unsigned int per_chunk = PAGE_SIZE / sec->fde_size;
+	unsigned long prev_end = 0;
+	u64 total_fres = 0;
+	u8 *buf;
+	u32 i;
+	int ret = 0;
+
+	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < sec->num_fdes && !ret; i++) {
+		unsigned int slot = i % per_chunk;
+		struct sframe_fde fde;
+
+		if (!slot) {
+			unsigned int n = min(per_chunk, sec->num_fdes - i);
+
+			if (fatal_signal_pending(current)) {
+				ret = -EINTR;
+				break;
+			}
+			cond_resched();
+			if (copy_from_user(buf, (void __user *)(sec->fdes +
+				(unsigned long)i * sec->fde_size),
+				n * sec->fde_size)) {
+				ret = -EFAULT;
+				break;
+			}
+		}
+		ret = sframe_decode_fde(sec, i, buf + slot * sec->fde_size,
+					&fde, why);
+		if (ret)
+			break;
+		if (fde.start < prev_end)
+			ret = sframe_bad(why, "functions unsorted or overlapping");
+		prev_end = fde.start + fde.size;
+		total_fres += fde.num_fres;
+	}
+	if (!ret && total_fres > num_fres)
+		ret = sframe_bad(why, "more FREs than the header counts");
+	kfree(buf);
+	return ret;
+}
+
+/**
+ * sframe_sec_init - check an SFrame section in user memory
+ * @sec:	receives the section's checked layout (text range untouched)
+ * @sframe:	user address of the section
+ * @len:	its size in bytes
+ * @why:	on -EINVAL, set to what is wrong with it
+ *
+ * Context: Task context, page faults allowed.
+ * Return: 0, -EINVAL for a section that is not one we can use, -EFAULT if
+ * it cannot be read, -ENOMEM or -EINTR.
+ */
+int sframe_sec_init(struct sframe_sec *sec, unsigned long sframe,
+		    unsigned long len, const char **why)
+{
+	u64 hdr_end, fdes, fdes_end, fres, fres_end;
+	struct sframe_header hdr;
+	u8 allowed;
+
+	might_fault();
+	*why = NULL;
+	if (len < sizeof(hdr))
+		return sframe_bad(why, "truncated header");
+	if (len > SFRAME_MAX_SIZE)
+		return sframe_bad(why, "too large");
+	if (sframe + len < sframe || sframe + len > TASK_SIZE_MAX)
+		return sframe_bad(why, "outside user space");
+	if (copy_from_user(&hdr, (void __user *)sframe, sizeof(hdr)))
+		return -EFAULT;
+	if (hdr.magic != SFRAME_MAGIC)
+		return sframe_bad(why, "bad magic");
+
+	switch (hdr.version) {
+	case 1:
+		sec->fde_size = sizeof(struct sframe_fde_v1);
+		allowed = SFRAME_F_FDE_SORTED | SFRAME_F_FRAME_POINTER;
+		break;
+	case 2:
+		sec->fde_size = sizeof(struct sframe_fde_v2);
+		allowed = SFRAME_F_FDE_SORTED | SFRAME_F_FRAME_POINTER |
+			  SFRAME_F_FDE_FUNC_START_PCREL;
+		break;
+	case 3:
+		sec->fde_size = sizeof(struct sframe_fde_v3);
+		allowed = SFRAME_F_FDE_SORTED | SFRAME_F_FDE_FUNC_START_PCREL;
+		break;
+	default:
+		return sframe_bad(why, "unknown version");
+	}
+	if (hdr.flags & ~allowed)
+		return sframe_bad(why, "unknown flags");
+	/* Lookups are binary searches: an unsorted table is of no use. */
+	if (!(hdr.flags & SFRAME_F_FDE_SORTED))
+		return sframe_bad(why, "functions not sorted");
+	if (hdr.abi_arch != SFRAME_ABI_AMD64_ENDIAN_LITTLE)
+		return sframe_bad(why, "not an x86-64 table");
+	/* The x86-64 ABI: return address right below the CFA, FP in rows. */
+	if (hdr.cfa_fixed_ra_offset != -8 || hdr.cfa_fixed_fp_offset)
+		return sframe_bad(why, "unexpected fixed offsets");
+
+	hdr_end = sizeof(hdr) + hdr.auxhdr_len;
+	fdes = hdr_end + hdr.fdeoff;
+	fdes_end = fdes + (u64)hdr.num_fdes * sec->fde_size;
+	fres = hdr_end + hdr.freoff;
+	fres_end = fres + hdr.fre_len;
+	if (fdes_end > len || fres_end > len)
+		return sframe_bad(why, "sub-sections past the end");
+	if (fdes_end > fres && fres_end > fdes)
+		return sframe_bad(why, "sub-sections overlap");
+	if (hdr.num_fres > hdr.fre_len)
+		return sframe_bad(why, "more FREs than bytes");
+
+	sec->sframe = sframe;
+	sec->sframe_end = sframe + len;
+	sec->fdes = sframe + fdes;
+	sec->fres = sframe + fres;
+	sec->fres_end = sframe + fres_end;
+	sec->num_fdes = hdr.num_fdes;
+	sec->version = hdr.version;
+	sec->flags = hdr.flags;
+	sec->ra_off = hdr.cfa_fixed_ra_offset;
+	return sframe_check_fdes(sec, hdr.num_fres, why);
+}
+EXPORT_SYMBOL_IF_KUNIT(sframe_sec_init);
+
+/*
+ * The last descriptor starting at or below @pc, by binary search in one
+ * user access window: the search is the lookup's main cost.
+ */
+static int sframe_search(const struct sframe_sec *sec, unsigned long pc,
+			 u32 *found)
+{
+	u32 lo = 0, hi = sec->num_fdes;
+	int ret = -ENOENT;
+
+	if (!hi)
+		return -ENOENT;
+	if (!user_access_begin((void __user *)sec->fdes,
+			       (unsigned long)hi * sec->fde_size))
+		return -EFAULT;
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+		unsigned long entry = sec->fdes +
+				      (unsigned long)mid * sec->fde_size;
+		unsigned long start;
+		s64 off;
+
+		if (sec->version == 3) {
+			unsafe_get_user(off, (s64 __user *)entry, fault);
+		} else {
+			s32 off32;
+
+			unsafe_get_user(off32, (s32 __user *)entry, fault);
+			off = off32;
+		}
+		start = (sec->flags & SFRAME_F_FDE_FUNC_START_PCREL) ?
+			entry + off : sec->sframe + off;
+		if (start <= pc) {
+			*found = mid;
+			ret = 0;
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	user_access_end();
+	return ret;
+fault:
+	user_access_end();
+	return -EFAULT;
+}
+
+/*
+ * Scan a function's rows for the last one starting at or below @pc_off.
+ * Rows are variable-sized, so this is linear; their starts must rise.
+ */
+static int sframe_find_fre(const struct sframe_sec *sec,
+			   const struct sframe_fde *fde, unsigned long pc_off,
+			   unsigned long *fre, u8 *fre_info)
+{
+	unsigned int asize = 1U << SFRAME_INFO_FRE_TYPE(fde->info);
+	unsigned long addr = fde->fres, end = sec->fres_end;
+	u32 i, start, prev = 0;
+	int ret = -ENOENT;
+	u8 info;
+
+	if (!fde->num_fres)
+		return -ENOENT;
+	if (!user_access_begin((void __user *)addr, end - addr))
+		return -EFAULT;
+	for (i = 0; i < fde->num_fres; i++) {
+		unsigned long len;
+
+		if (end - addr < asize + 1)
+			goto bad;
+		if (asize == 1) {
+			u8 s8;
+
+			unsafe_get_user(s8, (u8 __user *)addr, fault);
+			start = s8;
+		} else if (asize == 2) {
+			u16 s16;
+
+			unsafe_get_user(s16, (u16 __user *)addr, fault);
+			start = s16;
+		} else {
+			unsafe_get_user(start, (u32 __user *)addr, fault);
+		}
+		unsafe_get_user(info, (u8 __user *)(addr + asize), fault);
+		if (SFRAME_FRE_WORD_SIZE(info) == 3)
+			goto bad;
+		len = asize + 1 + (SFRAME_FRE_NWORDS(info) <<
+				   SFRAME_FRE_WORD_SIZE(info));
+		if (end - addr < len || (i && start <= prev))
+			goto bad;
+		if (start > pc_off)
+			break;
+		*fre = addr + asize + 1;
+		*fre_info = info;
+		prev = start;
+		ret = 0;
+		addr += len;
+	}
+	user_access_end();
+	return ret;
+bad:
+	user_access_end();
+	return -EINVAL;
+fault:
+	user_access_end();
+	return -EFAULT;
+}
+
+/* Read @n data words of 1 << @size bytes, signed or not. */
+static int sframe_read_words(unsigned long addr, unsigned int n,
+			     unsigned int size, bool sign, s64 *words)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++, addr += 1U << size) {
+		u32 w = 0;
+
+		if (copy_from_user(&w, (void __user *)addr, 1U << size))
+			return -EFAULT;
+		if (size == 0)
+			words[i] = sign ? (s64)(s8)w : (s64)(u8)w;
+		else if (size == 1)
+			words[i] = sign ? (s64)(s16)w : (s64)(u16)w;
+		else
+			words[i] = sign ? (s64)(s32)w : (s64)w;
+	}
+	return 0;
+}
+
+static void sframe_loc_set(struct sframe_loc *loc, u8 rule, bool deref,
+			   s64 off)
+{
+	loc->rule = rule;
+	loc->deref = deref;
+	loc->off = off;
+}
+
+/* A flexible rule: register or CFA based, dereferenced or not. */
+static int sframe_flex_loc(struct sframe_loc *loc, u64 ctrl, s64 off,
+			   bool is_cfa)
+{
+	u8 rule;
+
+	if (SFRAME_FLEX_REG_P(ctrl)) {
+		if (SFRAME_FLEX_REGNUM(ctrl) == SFRAME_AMD64_RSP)
+			rule = SFRAME_RULE_SP;
+		else if (SFRAME_FLEX_REGNUM(ctrl) == SFRAME_AMD64_RBP)
+			rule = SFRAME_RULE_FP;
+		else
+			return -EOPNOTSUPP;	/* no other register is known */
+	} else {
+		/* Only "the word at CFA + offset" is CFA based. */
+		if (is_cfa || !SFRAME_FLEX_DEREF_P(ctrl))
+			return -EINVAL;
+		rule = SFRAME_RULE_CFA;
+	}
+	sframe_loc_set(loc, rule, SFRAME_FLEX_DEREF_P(ctrl), off);
+	return 0;
+}
+
+/* Version 3 flexible rows: (control, offset) pairs for CFA, RA and FP. */
+static int sframe_flex_row(const s64 *w, unsigned int n,
+			   struct sframe_row *row)
+{
+	unsigned int i = 2;
+	int ret;
+
+	if (n < 2 || n == 3)
+		return -EINVAL;
+	ret = sframe_flex_loc(&row->cfa, w[0], w[1], true);
+	if (ret)
+		return ret;
+	if (i < n) {
+		if (!w[i]) {
+			i++;			/* padding: RA at its fixed place */
+		} else {
+			ret = sframe_flex_loc(&row->ra, w[i], w[i + 1], false);
+			if (ret)
+				return ret;
+			i += 2;
+		}
+	}
+	if (i < n) {
+		if (i + 2 != n)
+			return -EINVAL;
+		ret = sframe_flex_loc(&row->fp, w[i], w[i + 1], false);
+		if (ret)
+			return ret;
+		i += 2;
+	}
+	return i == n ? 0 : -EINVAL;
+}
+
+/**
+ * sframe_find_row - the SFrame row of a section for an IP
+ * @sec:	a section checked by sframe_sec_init()
+ * @pc:		the IP (a return address minus one for callers' frames)
+ * @row:	receives the rules for the caller's CFA, RA and FP
+ *
+ * Context: Task context, page faults allowed.
+ * Return: 0; -ENOENT if no function of the section has a row for @pc;
+ * -EINVAL if the table is bad; -EOPNOTSUPP if the row needs a register
+ * the walker does not have; -EFAULT if the table cannot be read.
+ */
+int sframe_find_row(const struct sframe_sec *sec, unsigned long pc,
+		    struct sframe_row *row)
+{
+	unsigned long pc_off, fre;
+	unsigned int n, size, k;
+	struct sframe_fde fde;
+	s64 w[6];
+	u32 index;
+	u8 info;
+	int ret;
+
+	might_fault();
+	ret = sframe_search(sec, pc, &index);
+	if (ret)
+		return ret;
+	ret = sframe_read_fde(sec, index, &fde);
+	if (ret)
+		return ret;
+	if (pc - fde.start >= fde.size)
+		return -ENOENT;
+
+	memset(row, 0, sizeof(*row));
+	sframe_loc_set(&row->ra, SFRAME_RULE_CFA, true, sec->ra_off);
+	if (sec->version == 3 && SFRAME_INFO_SIGNAL(fde.info)) {
+		row->signal = true;
+		return 0;
+	}
+
+	pc_off = pc - fde.start;
+	if (fde.rep_size)
+		pc_off %= fde.rep_size;
+	ret = sframe_find_fre(sec, &fde, pc_off, &fre, &info);
+	if (ret)
+		return ret;
+
+	n = SFRAME_FRE_NWORDS(info);
+	size = SFRAME_FRE_WORD_SIZE(info);
+	if (!n) {
+		/* No rule for the return address: the outermost frame. */
+		row->outermost = true;
+		return 0;
+	}
+	if (n > ARRAY_SIZE(w) || SFRAME_FRE_MANGLED_RA(info))
+		return -EINVAL;
+
+	if (SFRAME_INFO2_FDE_TYPE(fde.info2) == SFRAME_FDE_TYPE_FLEX) {
+		ret = sframe_read_words(fre, n, size, false, w);
+		if (ret)
+			return ret;
+		/* Offsets are signed, control words are not. */
+		for (k = 1; k < n; k += 2)
+			w[k] = size == 0 ? (s8)w[k] :
+			       size == 1 ? (s16)w[k] : (s32)w[k];
+		return sframe_flex_row(w, n, row);
+	}
+
+	/* Default rows on x86-64: CFA, then the saved FP if any. */
+	if (n > 2)
+		return -EINVAL;
+	ret = sframe_read_words(fre, n, size, true, w);
+	if (ret)
+		return ret;
+	sframe_loc_set(&row->cfa, SFRAME_FRE_CFA_SP(info) ? SFRAME_RULE_SP :
+		       SFRAME_RULE_FP, false, w[0]);
+	if (n == 2)
+		sframe_loc_set(&row->fp, SFRAME_RULE_CFA, true, w[1]);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(sframe_find_row);

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The SFrame selftest's shared objects (sframe_lib.c) and frame-pointer
+ * object (sframe_fp.c): chains of SFLIB_DEPTH + 1 functions ending in a
+ * callback, each storing its return address in ras[], outermost first.
+ */
+#ifndef SFRAME_LIB_H
+#define SFRAME_LIB_H
+
+#define SFLIB_DEPTH	8
+
+#ifndef SFLIB_ENTRY
+#define SFLIB_ENTRY	sflib_linked
+#endif
+
+long sflib_linked(long (*cb)(void *), void *arg, unsigned long *ras);
+long sflib_fp(long (*cb)(void *), void *arg, unsigned long *ras);
+long sflib_dl(long (*cb)(void *), void *arg, unsigned long *ras);
+
+#endif /* SFRAME_LIB_H */
