@@ -451,3 +451,4 @@ int unwind_sframe_prctl(int option, unsigned long arg2, unsigned long arg3,
 	}
 	return -EINVAL;
 }
+EXPORT_SYMBOL_IF_KUNIT(unwind_sframe_prctl);

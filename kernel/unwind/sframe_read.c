@@ -428,8 +428,14 @@ static int sframe_flex_loc(struct sframe_loc *loc, u64 ctrl, s64 off,
 	return 0;
 }
 
+/* An offset word of 1 << @size bytes, read unsigned, as a signed value. */
+static s64 sframe_sext(s64 w, unsigned int size)
+{
+	return size == 0 ? (s8)w : size == 1 ? (s16)w : (s32)w;
+}
+
 /* Version 3 flexible rows: (control, offset) pairs for CFA, RA and FP. */
-static int sframe_flex_row(const s64 *w, unsigned int n,
+static int sframe_flex_row(const s64 *w, unsigned int n, unsigned int size,
 			   struct sframe_row *row)
 {
 	unsigned int i = 2;
@@ -437,14 +443,15 @@ static int sframe_flex_row(const s64 *w, unsigned int n,
 
 	if (n < 2 || n == 3)
 		return -EINVAL;
-	ret = sframe_flex_loc(&row->cfa, w[0], w[1], true);
+	ret = sframe_flex_loc(&row->cfa, w[0], sframe_sext(w[1], size), true);
 	if (ret)
 		return ret;
 	if (i < n) {
 		if (!w[i]) {
 			i++;			/* padding: RA at its fixed place */
 		} else {
-			ret = sframe_flex_loc(&row->ra, w[i], w[i + 1], false);
+			ret = sframe_flex_loc(&row->ra, w[i],
+					      sframe_sext(w[i + 1], size), false);
 			if (ret)
 				return ret;
 			i += 2;
@@ -453,7 +460,8 @@ static int sframe_flex_row(const s64 *w, unsigned int n,
 	if (i < n) {
 		if (i + 2 != n)
 			return -EINVAL;
-		ret = sframe_flex_loc(&row->fp, w[i], w[i + 1], false);
+		ret = sframe_flex_loc(&row->fp, w[i],
+				      sframe_sext(w[i + 1], size), false);
 		if (ret)
 			return ret;
 		i += 2;
@@ -476,8 +484,8 @@ int sframe_find_row(const struct sframe_sec *sec, unsigned long pc,
 		    struct sframe_row *row)
 {
 	unsigned long pc_off, fre;
-	unsigned int n, size, k;
 	struct sframe_fde fde;
+	unsigned int n, size;
 	s64 w[6];
 	u32 index;
 	u8 info;
@@ -518,14 +526,11 @@ int sframe_find_row(const struct sframe_sec *sec, unsigned long pc,
 		return -EINVAL;
 
 	if (SFRAME_INFO2_FDE_TYPE(fde.info2) == SFRAME_FDE_TYPE_FLEX) {
+		/* Control words are unsigned; offsets are sign-extended. */
 		ret = sframe_read_words(fre, n, size, false, w);
 		if (ret)
 			return ret;
-		/* Offsets are signed, control words are not. */
-		for (k = 1; k < n; k += 2)
-			w[k] = size == 0 ? (s8)w[k] :
-			       size == 1 ? (s16)w[k] : (s32)w[k];
-		return sframe_flex_row(w, n, row);
+		return sframe_flex_row(w, n, size, row);
 	}
 
 	/* Default rows on x86-64: CFA, then the saved FP if any. */

@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the SFrame reader and of the walker's SFrame steps, on
+ * sections and stacks crafted by the tests in user memory (kunit_vm_mmap()
+ * gives the test thread an address space): good sections of versions 1, 2
+ * and 3, hostile ones (truncated, unsorted, overlapping, offsets and counts
+ * past the end, wrong ABI, bad rows), and walks mixing SFrame and
+ * frame-pointer frames.
+ */
+#include <kunit/test.h>
+#include <kunit/visibility.h>
+#include <linux/mman.h>
+#include <linux/prctl.h>
+#include <linux/uaccess.h>
+#include <linux/unwind_sframe.h>
+#include <linux/unwind_user.h>
+#include "../sframe.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+/* One row: from byte @start of the function, CFA = SP or FP + @cfa. */
+struct sfk_row {
+	u8	start;
+	bool	fp_based;
+	s8	cfa;
+	s8	fp;		/* saved FP at CFA + fp, if not 0 */
+};
+
+struct sfk_func {
+	u32			off;	/* from the text start */
+	u32			size;
+	u8			rep;	/* PC-mask block, 0 for none */
+	u8			nrows;
+	const struct sfk_row	*rows;
+};
+
+/* Two functions with a gap between them, the second one a PC mask. */
+static const struct sfk_row sfk_rows_a[] = {
+	{ 0, false, 8, 0 }, { 1, false, 16, -16 }, { 4, true, 16, -16 },
+	{ 30, false, 8, 0 },
+};
+static const struct sfk_row sfk_rows_b[] = {
+	{ 0, false, 8, 0 }, { 6, false, 24, 0 },
+};
+static const struct sfk_func sfk_funcs[] = {
+	{ 0x100, 32, 0, ARRAY_SIZE(sfk_rows_a), sfk_rows_a },
+	{ 0x200, 64, 16, ARRAY_SIZE(sfk_rows_b), sfk_rows_b },
+};
+
+struct sfk_env {
+	unsigned long	text;		/* user text the tables describe */
+	unsigned long	sec;		/* user address of the section */
+	unsigned long	stack;
+	u8		buf[1024];	/* the section, built here first */
+	size_t		len;
+	size_t		fdes, fres;	/* offsets in buf */
+	unsigned long	entries[UNWIND_USER_MAX_DEPTH];
+	struct unwind_stacktrace trace;
+};
+
+static size_t sfk_fde_size(int version)
+{
+	return version == 1 ? 17 : version == 2 ? 20 : 16;
+}
+
+/* Build a section of @version for @funcs at env->sec, describing env->text. */
+static void sfk_build(struct sfk_env *env, int version,
+		      const struct sfk_func *funcs, int n)
+{
+	size_t fde_size = sfk_fde_size(version), pos;
+	struct sframe_header *h = (void *)env->buf;
+	int i, j;
+
+	memset(env->buf, 0, sizeof(env->buf));
+	h->magic = SFRAME_MAGIC;
+	h->version = version;
+	h->flags = SFRAME_F_FDE_SORTED |
+		   (version > 1 ? SFRAME_F_FDE_FUNC_START_PCREL : 0);
+	h->abi_arch = SFRAME_ABI_AMD64_ENDIAN_LITTLE;
+	h->cfa_fixed_ra_offset = -8;
+	h->num_fdes = n;
+	h->fdeoff = 0;
+	h->freoff = n * fde_size;
+	env->fdes = sizeof(*h);
+	env->fres = env->fdes + n * fde_size;
+	pos = env->fres;
+	for (i = 0; i < n; i++) {
+		const struct sfk_func *f = &funcs[i];
+		u8 *fde = env->buf + env->fdes + i * fde_size;
+		unsigned long entry = env->sec + env->fdes + i * fde_size;
+		unsigned long start = env->text + f->off;
+		s64 rel = start - (version == 1 ? env->sec : entry);
+		u8 info = f->rep ? 0x10 : 0;	/* 1-byte starts */
+		u32 fre_off = pos - env->fres;
+
+		if (version == 3) {
+			struct sframe_fde_v3 v3 = { rel, f->size, fre_off };
+			struct sframe_fda_v3 fda = { f->nrows, info, 0, f->rep };
+
+			memcpy(fde, &v3, sizeof(v3));
+			memcpy(env->buf + pos, &fda, sizeof(fda));
+			pos += sizeof(fda);
+		} else {
+			struct sframe_fde_v2 v2 = { rel, f->size, fre_off,
+						    f->nrows, info, f->rep };
+
+			memcpy(fde, &v2, fde_size);
+		}
+		for (j = 0; j < f->nrows; j++) {
+			const struct sfk_row *r = &f->rows[j];
+			int words = r->fp ? 2 : 1;
+
+			env->buf[pos++] = r->start;
+			env->buf[pos++] = (r->fp_based ? 0 : 1) | words << 1;
+			env->buf[pos++] = r->cfa;
+			if (r->fp)
+				env->buf[pos++] = r->fp;
+		}
+		h->num_fres += f->nrows;
+	}
+	h->fre_len = pos - env->fres;
+	env->len = pos;
+}
+
+static void sfk_put(struct kunit *test, struct sfk_env *env)
+{
+	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)env->sec, env->buf,
+					   sizeof(env->buf)), 0);
+}
+
+static struct sfk_env *sfk_env(struct kunit *test, int version)
+{
+	struct sfk_env *env = kunit_kzalloc(test, sizeof(*env), GFP_KERNEL);
+	unsigned long flags = MAP_ANONYMOUS | MAP_PRIVATE;
+
+	KUNIT_ASSERT_NOT_NULL(test, env);
+	env->trace.entries = env->entries;
+	env->text = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE,
+				  PROT_READ | PROT_WRITE | PROT_EXEC, flags, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(env->text));
+	env->sec = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE,
+				 PROT_READ | PROT_WRITE, flags, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(env->sec));
+	env->stack = kunit_vm_mmap(test, NULL, 0, 2 * PAGE_SIZE,
+				   PROT_READ | PROT_WRITE, flags, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(env->stack));
+	sfk_build(env, version, sfk_funcs, ARRAY_SIZE(sfk_funcs));
+	sfk_put(test, env);
+	return env;
+}
+
+static int sfk_init(struct sfk_env *env, struct sframe_sec *sec)
+{
+	const char *why;
+
+	memset(sec, 0, sizeof(*sec));
+	return sframe_sec_init(sec, env->sec, env->len, &why);
+}
+
+/* Expect the row at text + @off: CFA from SP/FP + @cfa, FP saved or not. */
+static void sfk_expect_row(struct kunit *test, struct sfk_env *env,
+			   struct sframe_sec *sec, unsigned long off,
+			   bool fp_based, int cfa, int fp)
+{
+	struct sframe_row row;
+
+	KUNIT_ASSERT_EQ_MSG(test, sframe_find_row(sec, env->text + off, &row),
+			    0, "at %#lx", off);
+	KUNIT_EXPECT_EQ(test, row.cfa.rule,
+			fp_based ? SFRAME_RULE_FP : SFRAME_RULE_SP);
+	KUNIT_EXPECT_EQ(test, row.cfa.off, cfa);
+	KUNIT_EXPECT_FALSE(test, row.cfa.deref);
+	KUNIT_EXPECT_EQ(test, row.ra.rule, SFRAME_RULE_CFA);
+	KUNIT_EXPECT_EQ(test, row.ra.off, -8);
+	KUNIT_EXPECT_TRUE(test, row.ra.deref);
+	KUNIT_EXPECT_EQ(test, row.fp.rule, fp ? SFRAME_RULE_CFA : SFRAME_RULE_SAME);
+	if (fp)
+		KUNIT_EXPECT_EQ(test, row.fp.off, fp);
+}
+
+static void sfk_good(struct kunit *test, int version)
+{
+	struct sfk_env *env = sfk_env(test, version);
+	struct sframe_sec sec;
+	struct sframe_row row;
+
+	KUNIT_ASSERT_EQ(test, sfk_init(env, &sec), 0);
+	KUNIT_EXPECT_EQ(test, sec.version, version);
+	KUNIT_EXPECT_EQ(test, sec.num_fdes, 2);
+	sfk_expect_row(test, env, &sec, 0x100, false, 8, 0);
+	sfk_expect_row(test, env, &sec, 0x101, false, 16, -16);
+	sfk_expect_row(test, env, &sec, 0x103, false, 16, -16);
+	sfk_expect_row(test, env, &sec, 0x104, true, 16, -16);
+	sfk_expect_row(test, env, &sec, 0x11d, true, 16, -16);
+	sfk_expect_row(test, env, &sec, 0x11f, false, 8, 0);
+	/* The PC-mask function repeats its rows every 16 bytes. */
+	sfk_expect_row(test, env, &sec, 0x205, false, 8, 0);
+	sfk_expect_row(test, env, &sec, 0x206, false, 24, 0);
+	sfk_expect_row(test, env, &sec, 0x215, false, 8, 0);
+	sfk_expect_row(test, env, &sec, 0x23f, false, 24, 0);
+	/* Before, between and after the functions: no row. */
+	KUNIT_EXPECT_EQ(test, sframe_find_row(&sec, env->text, &row), -ENOENT);
+	KUNIT_EXPECT_EQ(test, sframe_find_row(&sec, env->text + 0x120, &row),
+			-ENOENT);
+	KUNIT_EXPECT_EQ(test, sframe_find_row(&sec, env->text + 0x240, &row),
+			-ENOENT);
+}
+
+static void sframe_good_v1(struct kunit *test)
+{
+	sfk_good(test, 1);
+}
+
+static void sframe_good_v2(struct kunit *test)
+{
+	sfk_good(test, 2);
+}
+
+static void sframe_good_v3(struct kunit *test)
+{
+	sfk_good(test, 3);
+}
+
+/* Rebuild, apply @edit to the section's bytes, expect init to fail. */
+#define SFK_BAD_INIT(test, env, version, stmt) do {			\
+		struct sframe_sec __sec;				\
+		struct sframe_header *h = (void *)(env)->buf;		\
+									\
+		sfk_build(env, version, sfk_funcs, ARRAY_SIZE(sfk_funcs)); \
+		(void)h;						\
+		stmt;							\
+		sfk_put(test, env);					\
+		KUNIT_EXPECT_EQ_MSG(test, sfk_init(env, &__sec), -EINVAL, \
+				    "v%d: %s", version, #stmt);		\
+	} while (0)
+
+static void sfk_hostile(struct kunit *test, int version)
+{
+	struct sfk_env *env = sfk_env(test, version);
+	size_t fsz = sfk_fde_size(version);
+	struct sframe_sec sec;
+
+	SFK_BAD_INIT(test, env, version, env->len = 27);
+	SFK_BAD_INIT(test, env, version, h->magic = 0xe2de);
+	SFK_BAD_INIT(test, env, version, h->version = 4);
+	SFK_BAD_INIT(test, env, version, h->flags &= ~SFRAME_F_FDE_SORTED);
+	SFK_BAD_INIT(test, env, version, h->flags |= 0x80);
+	SFK_BAD_INIT(test, env, version, h->abi_arch = 2);
+	SFK_BAD_INIT(test, env, version, h->cfa_fixed_ra_offset = -16);
+	SFK_BAD_INIT(test, env, version, h->num_fdes = 0x10000000);
+	SFK_BAD_INIT(test, env, version, h->fre_len = 0x10000);
+	SFK_BAD_INIT(test, env, version, h->num_fres = 1000);
+	SFK_BAD_INIT(test, env, version, h->freoff = 0);
+	/* Descriptor fields: FRE offset, FRE type. */
+	SFK_BAD_INIT(test, env, version,
+		     *(u32 *)(env->buf + env->fdes + (version == 3 ? 12 : 8)) =
+			0xfffffff0);
+	if (version < 3)
+		SFK_BAD_INIT(test, env, version,
+			     env->buf[env->fdes + 16] = 0x0f);
+	/* The second function starts before the first one ends... */
+	SFK_BAD_INIT(test, env, version,
+		     sfk_build(env, version, (const struct sfk_func[]) {
+			     { 0x100, 0x200, 0, 1, sfk_rows_a },
+			     { 0x200, 16, 0, 1, sfk_rows_b } }, 2));
+	/* ...or before it. */
+	SFK_BAD_INIT(test, env, version,
+		     sfk_build(env, version, (const struct sfk_func[]) {
+			     { 0x300, 16, 0, 1, sfk_rows_a },
+			     { 0x200, 16, 0, 1, sfk_rows_b } }, 2));
+	/* A PC-mask function with no block size (versions 2 and 3). */
+	if (version > 1)
+		SFK_BAD_INIT(test, env, version,
+			     sfk_build(env, version, sfk_funcs, 1);
+			     env->buf[version == 2 ? env->fdes + 16 :
+				      env->fres + 2] |= 0x10);
+
+	/* Built again as it should be, it is good. */
+	sfk_build(env, version, sfk_funcs, ARRAY_SIZE(sfk_funcs));
+	sfk_put(test, env);
+	KUNIT_ASSERT_EQ(test, sfk_init(env, &sec), 0);
+	KUNIT_EXPECT_EQ(test, fsz, sec.fde_size);
+}
+
+static void sframe_hostile_v1(struct kunit *test)
+{
+	sfk_hostile(test, 1);
+}
+
+static void sframe_hostile_v2(struct kunit *test)
+{
+	sfk_hostile(test, 2);
+}
+
+static void sframe_hostile_v3(struct kunit *test)
+{
+	sfk_hostile(test, 3);
+}
+
+/* Rows that pass the section check but not the lookup. */
+static void sframe_bad_rows(struct kunit *test)
+{
+	struct sfk_env *env = sfk_env(test, 2);
+	size_t row1 = env->fres + 3;	/* second row of the first function */
+	struct sframe_sec sec;
+	struct sframe_row row;
+
+	/* Word size 3 does not exist. */
+	env->buf[row1 + 1] |= 0x60;
+	sfk_put(test, env);
+	KUNIT_ASSERT_EQ(test, sfk_init(env, &sec), 0);
+	KUNIT_EXPECT_EQ(test, sframe_find_row(&sec, env->text + 0x101, &row),
+			-EINVAL);
+	/* Row starts must rise. */
+	sfk_build(env, 2, sfk_funcs, ARRAY_SIZE(sfk_funcs));
+	env->buf[row1] = 0;
+	sfk_put(test, env);
+	KUNIT_EXPECT_EQ(test, sframe_find_row(&sec, env->text + 0x105, &row),
+			-EINVAL);
+	/* Three words on x86-64 (RA is fixed): no such row. */
+	sfk_build(env, 2, sfk_funcs, ARRAY_SIZE(sfk_funcs));
+	env->buf[row1 + 1] = 0x07;
+	sfk_put(test, env);
+	KUNIT_EXPECT_EQ(test, sframe_find_row(&sec, env->text + 0x101, &row),
+			-EINVAL);
+	/* A row running past the FRE sub-section. */
+	sfk_build(env, 2, sfk_funcs, ARRAY_SIZE(sfk_funcs));
+	env->buf[env->len - 2] = 0x1f;	/* last row: 15 words */
+	sfk_put(test, env);
+	KUNIT_EXPECT_EQ(test, sframe_find_row(&sec, env->text + 0x23f, &row),
+			-EINVAL);
+	/* No words: the outermost frame. */
+	sfk_build(env, 2, sfk_funcs, ARRAY_SIZE(sfk_funcs));
+	env->buf[env->fres + 1] = 0x01;
+	sfk_put(test, env);
+	KUNIT_ASSERT_EQ(test, sframe_find_row(&sec, env->text + 0x100, &row), 0);
+	KUNIT_EXPECT_TRUE(test, row.outermost);
+}
+
+/* Version 3: flexible rows, signal frames. */
+static void sframe_v3_flex(struct kunit *test)
+{
+	static const struct sfk_row one = { 0, false, 8, 0 };
+	struct sfk_env *env = sfk_env(test, 3);
+	struct sframe_header *h = (void *)env->buf;
+	struct sframe_sec sec;
+	struct sframe_row row;
+	size_t fda, fre;
+
+	sfk_build(env, 3, (const struct sfk_func[]) {
+		{ 0x100, 32, 0, 1, &one } }, 1);
+	fda = env->fres;
+	fre = fda + sizeof(struct sframe_fda_v3);
+	/* CFA = *(rbp - 8) (DRAP); RA at CFA - 8; FP at CFA - 16. */
+	env->buf[fda + 3] = SFRAME_FDE_TYPE_FLEX;
+	env->buf[fre + 1] = 0x01 | 6 << 1;	/* six 1-byte words */
+	env->buf[fre + 2] = SFRAME_AMD64_RBP << 3 | 3;
+	env->buf[fre + 3] = -8;
+	env->buf[fre + 4] = 2;			/* CFA based, dereferenced */
+	env->buf[fre + 5] = -8;
+	env->buf[fre + 6] = 2;
+	env->buf[fre + 7] = -16;
+	h->fre_len = fre + 8 - env->fres;
+	env->len = fre + 8;
+	sfk_put(test, env);
+	KUNIT_ASSERT_EQ(test, sfk_init(env, &sec), 0);
+	KUNIT_ASSERT_EQ(test, sframe_find_row(&sec, env->text + 0x100, &row), 0);
+	KUNIT_EXPECT_EQ(test, row.cfa.rule, SFRAME_RULE_FP);
+	KUNIT_EXPECT_TRUE(test, row.cfa.deref);
+	KUNIT_EXPECT_EQ(test, row.cfa.off, -8);
+	KUNIT_EXPECT_EQ(test, row.ra.rule, SFRAME_RULE_CFA);
+	KUNIT_EXPECT_EQ(test, row.fp.off, -16);
+
+	/* RA padding, then FP: five words. */
+	env->buf[fre + 1] = 0x01 | 5 << 1;
+	env->buf[fre + 4] = 0;
+	env->buf[fre + 5] = 2;
+	env->buf[fre + 6] = -16;
+	sfk_put(test, env);
+	KUNIT_ASSERT_EQ(test, sframe_find_row(&sec, env->text + 0x100, &row), 0);
+	KUNIT_EXPECT_EQ(test, row.ra.off, -8);
+	KUNIT_EXPECT_EQ(test, row.fp.off, -16);
+
+	/* Three words is no valid layout; a CFA from r12 needs a register. */
+	env->buf[fre + 1] = 0x01 | 3 << 1;
+	sfk_put(test, env);
+	KUNIT_EXPECT_EQ(test, sframe_find_row(&sec, env->text + 0x100, &row),
+			-EINVAL);
+	env->buf[fre + 1] = 0x01 | 2 << 1;
+	env->buf[fre + 2] = 12 << 3 | 1;
+	sfk_put(test, env);
+	KUNIT_EXPECT_EQ(test, sframe_find_row(&sec, env->text + 0x100, &row),
+			-EOPNOTSUPP);
+
+	/* A signal frame: no call frame to step through. */
+	env->buf[fda + 2] = 0x80;
+	sfk_put(test, env);
+	KUNIT_ASSERT_EQ(test, sframe_find_row(&sec, env->text + 0x100, &row), 0);
+	KUNIT_EXPECT_TRUE(test, row.signal);
+}
+
+/*
+ * A crafted stack, walked with the tables added by prctl: frames of the
+ * two functions (SP-based CFA), a frame-pointer frame between them, and
+ * the outermost one ending with a frame pointer of zero.
+ *
+ *   A+0x108 (CFA = FP + 16, FP saved at CFA - 16)
+ *   -> B+0x20c (looked up at 0x20b: offset 11 in its 16-byte block,
+ *      CFA = SP + 24)
+ *   -> X (no table: a frame-pointer record at the FP A restored)
+ *   -> A+0x120 (looked up at 0x11f: CFA = SP + 8) -> return address 0
+ */
+static void sframe_walk_mixed(struct kunit *test)
+{
+	struct sfk_env *env = sfk_env(test, 2);
+	unsigned long s = env->stack + PAGE_SIZE, fp_a = s + 0x40;
+	unsigned long x_ip = env->text + 0x800, fp_x = s + 0x100;
+	u64 words[64] = { };
+	struct unwind_user_state state = {
+		.ip = env->text + 0x108, .sp = s, .fp = fp_a, .ws = 8,
+	};
+	int i;
+
+	KUNIT_ASSERT_EQ(test, unwind_sframe_prctl(PR_SFRAME_ADD, env->sec,
+						  env->len, env->text,
+						  env->text + 0x400), 0);
+	/* A: CFA = fp_a + 16; RA at CFA - 8 into B; saved FP at CFA - 16. */
+	words[(fp_a - s) / 8] = fp_x;			/* caller's FP */
+	words[(fp_a + 8 - s) / 8] = env->text + 0x20c;	/* into B */
+	/* B: CFA = SP + 24 = fp_a + 16 + 24. */
+	words[(fp_a + 16 + 16 - s) / 8] = x_ip;		/* into X */
+	/* X: frame record at fp_x. */
+	words[(fp_x - s) / 8] = 0;
+	words[(fp_x + 8 - s) / 8] = env->text + 0x11f + 1;	/* into A */
+	/* A at 0x11f: CFA = SP + 8, SP = fp_x + 16; RA at fp_x + 16. */
+	words[(fp_x + 16 - s) / 8] = 0;
+	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)s, words,
+					   sizeof(words)), 0);
+
+	unwind_user_walk(&state, &env->trace, UNWIND_USER_MAX_DEPTH);
+	KUNIT_ASSERT_EQ(test, env->trace.nr, 4);
+	KUNIT_EXPECT_EQ(test, env->entries[0], env->text + 0x108);
+	KUNIT_EXPECT_EQ(test, env->entries[1], env->text + 0x20c);
+	KUNIT_EXPECT_EQ(test, env->entries[2], x_ip);
+	KUNIT_EXPECT_EQ(test, env->entries[3], env->text + 0x120);
+
+	/* A loop through the table (CFA not above SP) ends the walk. */
+	state = (struct unwind_user_state){
+		.ip = env->text + 0x108, .sp = fp_a + 16, .fp = fp_a, .ws = 8,
+	};
+	unwind_user_walk(&state, &env->trace, UNWIND_USER_MAX_DEPTH);
+	KUNIT_EXPECT_EQ(test, env->trace.nr, 1);
+
+	for (i = 0; i < 2; i++)
+		unwind_sframe_prctl(PR_SFRAME_REMOVE, env->text, 0, 0, 0);
+}
+
+static struct kunit_case sframe_cases[] = {
+	KUNIT_CASE(sframe_good_v1),
+	KUNIT_CASE(sframe_good_v2),
+	KUNIT_CASE(sframe_good_v3),
+	KUNIT_CASE(sframe_hostile_v1),
+	KUNIT_CASE(sframe_hostile_v2),
+	KUNIT_CASE(sframe_hostile_v3),
+	KUNIT_CASE(sframe_bad_rows),
+	KUNIT_CASE(sframe_v3_flex),
+	KUNIT_CASE(sframe_walk_mixed),
+	{}
+};
+
+static struct kunit_suite sframe_suite = {
+	.name = "unwind_user_sframe",
+	.test_cases = sframe_cases,
+};
+kunit_test_suites(&sframe_suite);
+
+MODULE_DESCRIPTION("KUnit tests of the SFrame user stack walker");
+MODULE_LICENSE("GPL");
