@@ -7,6 +7,9 @@
  * kernel must find in the object's frames.
  */
 #include "sframe_lib.h"
+#include "sframe_room.h"
+
+SFRAME_ROOM();
 
 typedef long (*sflib_step)(long (*cb)(void *), void *arg, unsigned long *ras);
 

@@ -26,6 +26,16 @@
 #include "unwind_chain.h"
 #include "sframe_lib.h"
 
+/* The table's version: 1 as built; 2 and 3 as sframe_convert rewrote it. */
+#ifndef SF_VERSION
+#define SF_VERSION		1
+#define SF_DL_NAME		"libsframe_dl.so"
+#else
+#define SF_STR(x)		#x
+#define SF_DL(v)		"libsfv" SF_STR(v) "_dl.so"
+#define SF_DL_NAME		SF_DL(SF_VERSION)
+#endif
+
 #ifndef PR_SFRAME_ADD
 #define PR_SFRAME_ADD		0x5346522b
 #define PR_SFRAME_REMOVE	0x5346522d
@@ -247,7 +257,7 @@ TEST_F(sframe, shared_object_dlopen)
 	ASSERT_GT(n, 0);
 	path[n] = '\0';
 	dir = dirname(path);
-	strcat(dir, "/libsframe_dl.so");
+	strcat(dir, "/" SF_DL_NAME);
 	h = dlopen(dir, RTLD_NOW);
 	ASSERT_NE(NULL, h) TH_LOG("dlopen: %s", dlerror());
 	fn = (sf_chain_fn)dlsym(h, "sflib_dl");
@@ -468,8 +478,11 @@ enum { BAD_VERSION, BAD_SORT, BAD_FDE_COUNT, BAD_FRE_OFFSET, BAD_ROWS,
 
 static void sf_corrupt(unsigned char *t, size_t len, int how)
 {
+	/* Descriptor size and its FRE offset field, per version. */
+	size_t fsz = SF_VERSION == 1 ? 17 : SF_VERSION == 2 ? 20 : 16;
+	size_t fre_off = SF_VERSION == 3 ? 12 : 8;
 	uint32_t nfdes, fre_len, fres;
-	unsigned char tmp[17];
+	unsigned char tmp[20];
 
 	memcpy(&nfdes, t + 8, 4);
 	memcpy(&fre_len, t + 16, 4);
@@ -485,7 +498,7 @@ static void sf_corrupt(unsigned char *t, size_t len, int how)
 		put32(t + 8, 0x7fffffff);
 		break;
 	case BAD_FRE_OFFSET:
-		put32(t + 28 + 8, 0xffffff00);	/* v1 FDE 0's FRE offset */
+		put32(t + 28 + fre_off, 0xffffff00);	/* FDE 0's */
 		break;
 	case BAD_ROWS:
 		/* Every row's info byte says 8-byte words: no such size. */
@@ -494,9 +507,9 @@ static void sf_corrupt(unsigned char *t, size_t len, int how)
 		break;
 	case BAD_UNSORTED_FDES:
 		if (nfdes >= 2) {
-			memcpy(tmp, t + 28, 17);
-			memcpy(t + 28, t + 28 + 17 * (nfdes - 1), 17);
-			memcpy(t + 28 + 17 * (nfdes - 1), tmp, 17);
+			memcpy(tmp, t + 28, fsz);
+			memcpy(t + 28, t + 28 + fsz * (nfdes - 1), fsz);
+			memcpy(t + 28 + fsz * (nfdes - 1), tmp, fsz);
 		}
 		break;
 	}
@@ -525,7 +538,8 @@ TEST_F(sframe, corrupted_table)
 	close(fd);
 	ASSERT_GT(size, 0);
 	ASSERT_LT(size, sizeof(image));
-	ASSERT_EQ(1, image[ph.p_offset + 2]) TH_LOG("expected version 1");
+	ASSERT_EQ(SF_VERSION, image[ph.p_offset + 2])
+		TH_LOG("expected version %d", SF_VERSION);
 
 	for (how = 0; how < BAD_NR; how++) {
 		unsigned char *copy = malloc(size);
@@ -536,7 +550,8 @@ TEST_F(sframe, corrupted_table)
 		ASSERT_NE(NULL, copy);
 		memcpy(copy, image, size);
 		sf_corrupt(copy + ph.p_offset, ph.p_filesz, how);
-		snprintf(path, sizeof(path), "/tmp/sframe_bad_%d", how);
+		snprintf(path, sizeof(path), "/tmp/sframe_bad_v%d_%d",
+			 SF_VERSION, how);
 		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0755);
 		ASSERT_GE(fd, 0);
 		ASSERT_EQ(size, write(fd, copy, size));
