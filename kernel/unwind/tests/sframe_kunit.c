@@ -39,9 +39,11 @@ static const struct sfk_row sfk_rows_a[] = {
 	{ 0, false, 8, 0 }, { 1, false, 16, -16 }, { 4, true, 16, -16 },
 	{ 30, false, 8, 0 },
 };
+
 static const struct sfk_row sfk_rows_b[] = {
 	{ 0, false, 8, 0 }, { 6, false, 24, 0 },
 };
+
 static const struct sfk_func sfk_funcs[] = {
 	{ 0x100, 32, 0, ARRAY_SIZE(sfk_rows_a), sfk_rows_a },
 	{ 0x200, 64, 16, ARRAY_SIZE(sfk_rows_b), sfk_rows_b },
@@ -221,17 +223,27 @@ static void sframe_good_v3(struct kunit *test)
 	sfk_good(test, 3);
 }
 
-/* Rebuild, apply @edit to the section's bytes, expect init to fail. */
+static void sfk_expect_bad(struct kunit *test, struct sfk_env *env,
+			   int version, const char *what)
+{
+	struct sframe_sec sec;
+
+	sfk_put(test, env);
+	KUNIT_EXPECT_EQ_MSG(test, sfk_init(env, &sec), -EINVAL, "v%d: %s",
+			    version, what);
+}
+
+/* Rebuild the section, run @stmt on its bytes, expect the check to fail. */
 #define SFK_BAD_INIT(test, env, version, stmt) do {			\
-		struct sframe_sec __sec;				\
-		struct sframe_header *h = (void *)(env)->buf;		\
+		struct sfk_env *__env = (env);				\
+		int __version = (version);				\
+		struct sframe_header *h = (void *)__env->buf;		\
 									\
-		sfk_build(env, version, sfk_funcs, ARRAY_SIZE(sfk_funcs)); \
+		sfk_build(__env, __version, sfk_funcs,			\
+			  ARRAY_SIZE(sfk_funcs));			\
 		(void)h;						\
 		stmt;							\
-		sfk_put(test, env);					\
-		KUNIT_EXPECT_EQ_MSG(test, sfk_init(env, &__sec), -EINVAL, \
-				    "v%d: %s", version, #stmt);		\
+		sfk_expect_bad(test, __env, __version, #stmt);		\
 	} while (0)
 
 static void sfk_hostile(struct kunit *test, int version)
@@ -472,6 +484,7 @@ static struct kunit_suite sframe_suite = {
 	.name = "unwind_user_sframe",
 	.test_cases = sframe_cases,
 };
+
 kunit_test_suites(&sframe_suite);
 
 MODULE_DESCRIPTION("KUnit tests of the SFrame user stack walker");

@@ -906,9 +906,11 @@ TEST_F(perf_defer, needs_callchain)
  */
 int main(int argc, char **argv)
 {
-	char *args[] = { argv[0], "-t", "task_event", NULL };
+	static char * const args[] = {
+		"perf_defer_test_sframe", "-t", "task_event", NULL
+	};
 
-	return test_harness_run(3, args);
+	return test_harness_run(3, (char **)args);
 }
 #else
 TEST_HARNESS_MAIN

@@ -131,7 +131,7 @@ int main(int argc, char **argv)
 	fres = sec + HDR_SIZE + get32(sec + 24);
 	end = fres + fre_len;
 
-	for (size_t off = 0; off + SFRAME_ROOM_SIZE <= image_size; off += 8) {
+	for (size_t off = 0; off + SFRAME_ROOM_SIZE <= image_size; off++) {
 		if (!memcmp(image + off, SFRAME_ROOM_MAGIC, sizeof(SFRAME_ROOM_MAGIC))) {
 			room = image + off;
 			break;
@@ -139,13 +139,14 @@ int main(int argc, char **argv)
 	}
 	if (!room)
 		die("no room for the new table (sframe_room.h)");
-	out = room;
-	out_vaddr = vaddr_of(ph, eh->e_phnum, room - image);
+	/* The table's 32-bit fields at their natural alignment. */
+	out = room + (-(room - image) & 7);
+	out_vaddr = vaddr_of(ph, eh->e_phnum, out - image);
 	fde_size = version == 2 ? 20 : 16;
 	out_len = HDR_SIZE + nfdes * fde_size + fre_len + (version == 3 ? 5 * nfdes : 0);
-	if (out_len > SFRAME_ROOM_SIZE)
+	if (out_len + 8 > SFRAME_ROOM_SIZE)
 		die("table does not fit in the room");
-	memset(out, 0, SFRAME_ROOM_SIZE);
+	memset(room, 0, SFRAME_ROOM_SIZE);
 
 	/* Header: same counts and fixed offsets; sorted, PC-relative starts. */
 	memcpy(out, sec, HDR_SIZE);
@@ -198,7 +199,7 @@ int main(int argc, char **argv)
 	put32(out + 16, p - (out + HDR_SIZE + nfdes * fde_size));
 	(void)nfres;
 
-	sf->p_offset = room - image;
+	sf->p_offset = out - image;
 	sf->p_vaddr = out_vaddr;
 	sf->p_paddr = out_vaddr;
 	sf->p_filesz = p - out;

@@ -17,4 +17,8 @@ long sflib_linked(long (*cb)(void *), void *arg, unsigned long *ras);
 long sflib_fp(long (*cb)(void *), void *arg, unsigned long *ras);
 long sflib_dl(long (*cb)(void *), void *arg, unsigned long *ras);
 
+/* sframe_test's frameless system call leaf, and the IP after its syscall. */
+long sf_leaf_syscall(long nr, long a, long b, long c);
+extern char sf_leaf_ret[];
+
 #endif /* SFRAME_LIB_H */

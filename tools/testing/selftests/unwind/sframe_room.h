@@ -10,8 +10,8 @@
 #define SFRAME_ROOM_MAGIC	"SFRAME_ROOM"
 #define SFRAME_ROOM_SIZE	16384
 
+/* A global, so that it is kept; sframe_convert aligns the table in it. */
 #define SFRAME_ROOM()							\
-	__attribute__((used, aligned(8)))				\
-	static const char sframe_room[SFRAME_ROOM_SIZE] = SFRAME_ROOM_MAGIC
+	const char sframe_room[SFRAME_ROOM_SIZE] = SFRAME_ROOM_MAGIC
 
 #endif /* SFRAME_ROOM_H */

@@ -50,8 +50,6 @@
  * wrapper: the kernel finds its return address at the stack pointer.
  * It stores that address in ut_leaf_ra without touching the stack.
  */
-long sf_leaf_syscall(long nr, long a, long b, long c);
-extern char sf_leaf_ret[];
 asm(".text\n"
 	".globl sf_leaf_syscall, sf_leaf_ret\n"
 	"sf_leaf_syscall:\n"
