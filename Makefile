@@ -158,13 +158,24 @@ torture: kernel kselftest
 
 # Benchmarks: the unwind_bench micro-benchmark and the perf tool on three
 # workloads, in one guest run; bench/report.py writes the table and plot.
-BENCH_PROGS := build/bench/micro build/bench/workload
+BENCH_PROGS := build/bench/micro build/bench/workload \
+	       build/bench/micro-sframe build/bench/workload-sframe
 build/bench/micro: bench/micro.c tools/testing/selftests/unwind/unwind_helpers.h
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -o $@ $<
 build/bench/workload: bench/workload.c
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -o $@ $< -lpthread
+# The same programs as distributions build them (no frame pointers), with
+# SFrame tables: the walker's SFrame steps against its frame-pointer ones.
+SFRAME_USER_CFLAGS := $(filter-out -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer,\
+	$(USER_CFLAGS)) -fomit-frame-pointer -Wa,--gsframe
+build/bench/micro-sframe: bench/micro.c tools/testing/selftests/unwind/unwind_helpers.h
+	@mkdir -p $(@D)
+	gcc $(SFRAME_USER_CFLAGS) -o $@ $<
+build/bench/workload-sframe: bench/workload.c
+	@mkdir -p $(@D)
+	gcc $(SFRAME_USER_CFLAGS) -o $@ $< -lpthread
 
 # The null system call is also timed on the same guest kernel without the
 # series (CONFIG=nounwind), in boots alternating with the series' kernel.

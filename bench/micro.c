@@ -22,6 +22,12 @@
  *
  * It needs no unwind_bench file, so that it runs on a kernel built without
  * the series' CONFIG_UNWIND_USER too (make bench compares the two).
+ *
+ * "micro walk ROUNDS ITERATIONS DEPTH..." times the walker alone; make
+ * bench runs it built without frame pointers and with an SFrame table
+ * (micro-sframe), whose walk goes by the table. "walk-alt" does the same
+ * with two functions recursing into each other, so that no frame has the
+ * return address of the one below it.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -44,7 +50,7 @@
 #define NMI_SPIN_NS	600000000LL
 
 static const char * const modes[] = { "nmi", "irq", "walk" };
-static int fd, iterations;
+static int fd, iterations, first_mode, alternate;
 static const char *nmi_control;
 
 static long long now_ns(void)
@@ -79,7 +85,7 @@ static noinline void spin_in_user_mode(void)
 
 static void measure(void)
 {
-	for (int m = 0; m < 3; m++) {
+	for (int m = first_mode; m < 3; m++) {
 		for (int i = 0; i < iterations; i++)
 			command(modes[m]);
 	}
@@ -118,6 +124,31 @@ static noinline int recurse(int depth)
 	return recurse(depth - 1) + 1;
 }
 
+/*
+ * The same depth in two functions calling each other: no frame has the
+ * return address of the frame below it, so a walker cannot reuse the
+ * lookup of the frame before ("walk-alt").
+ */
+static noinline int recurse_b(int depth);
+
+static noinline int recurse_a(int depth)
+{
+	if (depth <= 0) {
+		measure();
+		return 0;
+	}
+	return recurse_b(depth - 1) + 1;
+}
+
+static noinline int recurse_b(int depth)
+{
+	if (depth <= 0) {
+		measure();
+		return 0;
+	}
+	return recurse_a(depth - 1) + 2;
+}
+
 static void dump(int depth, int round)
 {
 	char line[256];
@@ -143,8 +174,14 @@ int main(int argc, char **argv)
 			null_syscalls(r);
 		return 0;
 	}
+	if (argc > 1 && (!strcmp(argv[1], "walk") || !strcmp(argv[1], "walk-alt"))) {
+		first_mode = 2;
+		alternate = !strcmp(argv[1], "walk-alt");
+		argc--;
+		argv++;
+	}
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s ROUNDS ITERATIONS DEPTH...\n"
+		fprintf(stderr, "usage: %s [walk] ROUNDS ITERATIONS DEPTH...\n"
 			"       %s null ROUNDS ITERATIONS\n", argv[0], argv[0]);
 		return 2;
 	}
@@ -155,7 +192,7 @@ int main(int argc, char **argv)
 		perror(BENCH_FILE);
 		return 1;
 	}
-	nmi_control = getenv("VMRUN_NMI");
+	nmi_control = first_mode ? NULL : getenv("VMRUN_NMI");
 	if (nmi_control) {
 		cpu_set_t cpus;
 
@@ -173,7 +210,10 @@ int main(int argc, char **argv)
 			int depth = atoi(argv[a]);
 
 			/* main and the libc frames below it count too. */
-			recurse(depth > 4 ? depth - 4 : 0);
+			if (alternate)
+				recurse_a(depth > 4 ? depth - 4 : 0);
+			else
+				recurse(depth > 4 ? depth - 4 : 0);
 			dump(depth, r);
 		}
 	}

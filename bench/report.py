@@ -136,6 +136,89 @@ def bpf_section(bm, base):
     return "\n".join(o), targets
 
 
+def sframe_section(raw, m):
+    """The SFrame walker against the frame-pointer one, and perf fp,defer on
+    an SFrame build against dwarf; with targets as (name, value, met)."""
+    path = os.path.join(raw, "micro-sframe.txt")
+    if not os.path.exists(path):
+        return "", []
+    rows = collections.defaultdict(lambda: collections.defaultdict(list))
+    for line in open(path):
+        f = line.split()
+        if len(f) != 10 or f[2] != "walk":
+            continue
+        depth, rnd = int(f[0]), int(f[1])
+        walk, wfr, clk = int(f[7]), int(f[8]), int(f[9])
+        rows[(depth, rnd)]["walk"].append(walk - clk)
+        rows[(depth, rnd)]["frames"].append(wfr)
+    sf = collections.defaultdict(lambda: collections.defaultdict(list))
+    for (depth, rnd), r in rows.items():
+        sf[depth]["walk"].append(med(r["walk"]))
+        sf[depth]["frames"].append(med(r["frames"]))
+    o = ["## SFrame: the walker by table, and perf on a program without "
+         "frame pointers\n",
+         "`bench/micro` built without frame pointers and with an SFrame "
+         "table (`micro-sframe`, `-fomit-frame-pointer -Wa,--gsframe`) times "
+         "the walk of the same recursion by its table; the frame-pointer "
+         "walk is `micro`'s in this run. ns per frame, median over rounds "
+         "(spread):\n",
+         "| depth | SFrame frames | SFrame ns/frame | fp frames | fp ns/frame "
+         "| SFrame / fp |",
+         "| --- | --- | --- | --- | --- | --- |"]
+    ratios = []
+    for d in DEPTHS[1:]:
+        if d not in sf:
+            continue
+        s_pf = [w / max(fr, 1) for w, fr in zip(sf[d]["walk"], sf[d]["frames"])]
+        fp = m[(d, "walk")]
+        f_pf = [w / max(fr, 1) for w, fr in zip(fp["walk"], fp["walk_frames"])]
+        ratio = med(s_pf) / med(f_pf)
+        ratios.append(ratio)
+        o.append("| %d | %.0f | %s | %.0f | %s | %.2f |"
+                 % (d, med(sf[d]["frames"]), spread(s_pf, "%.1f"),
+                    med(fp["walk_frames"]), spread(f_pf, "%.1f"), ratio))
+    o.append("")
+    macro_rows = collections.defaultdict(list)
+    path = os.path.join(raw, "sframe.txt")
+    if os.path.exists(path):
+        for line in open(path):
+            f = line.split()
+            if len(f) != 7:
+                continue
+            mode = f[0]
+            elapsed, size, samples, ksamples, kfull = map(float, f[2:7])
+            macro_rows[mode].append({
+                "bps": size / max(samples, 1),
+                "full": kfull / max(ksamples, 1), "ks": ksamples})
+    o.append("`workload-sframe syscall` (the syscall-heavy workload built the "
+             "same way) under `perf record -e cpu-clock -F 2000`: share of "
+             "kernel samples whose user chain reaches `main`, and perf.data "
+             "bytes per sample:\n")
+    o.append("| mode | kernel samples | full chains | bytes/sample |")
+    o.append("| --- | --- | --- | --- |")
+    for mode in ("defer", "dwarf"):
+        r = macro_rows.get(mode, [])
+        o.append("| %s | %s | %s | %s |" % (
+            "fp,defer" if mode == "defer" else mode,
+            spread([x["ks"] for x in r]),
+            spread([100 * x["full"] for x in r], "%.1f%%"),
+            spread([x["bps"] for x in r])))
+    o.append("")
+    full = med([x["full"] for x in macro_rows.get("defer", [])])
+    bps_d = med([x["bps"] for x in macro_rows.get("defer", [])])
+    bps_w = med([x["bps"] for x in macro_rows.get("dwarf", [])])
+    targets = [
+        ("SFrame walk at most 2x the frame-pointer walk per frame (64-512)",
+         " / ".join("%.2f" % r for r in ratios),
+         bool(ratios) and all(r <= 2 for r in ratios)),
+        ("SFrame build, fp,defer: full chains in at least 99% of kernel samples",
+         "%.1f%%" % (100 * full), full >= 0.99),
+        ("SFrame build, fp,defer: at most 1/20 of dwarf's bytes/sample",
+         "1/%.0f" % (bps_w / bps_d), bps_d * 20 <= bps_w),
+    ]
+    return "\n".join(o), targets
+
+
 def walks_per_sample(mode, r):
     if not r["samples"]:
         return float("nan")
@@ -383,6 +466,8 @@ def main(argv):
 
     bpf_text, bpf_targets = bpf_section(bpf_macro(raw), base)
     o.append(bpf_text)
+    sframe_text, sframe_targets = sframe_section(raw, m)
+    o.append(sframe_text)
 
     n64, i64 = m[(64, "nmi")], m[(64, "irq")]
     flat = med(m[(512, "nmi")]["request"]) / med(m[(8, "nmi")]["request"])
@@ -430,7 +515,7 @@ def main(argv):
          "%.2f vs %.2f" % (mslow("syscall", "defer"), mslow("syscall", "fp")),
          mslow("syscall", "defer") <= mslow("syscall", "fp")),
     ]
-    targets += bpf_targets
+    targets += bpf_targets + sframe_targets
     for name, val, ok in targets:
         o.append("| %s | %s | %s |" % (name, val, "yes" if ok else "**no**"))
     o.append("")

@@ -20,6 +20,72 @@ struct unwind_stacktrace {
 };
 
 /**
+ * struct unwind_sframe_loc - a value of the caller, as a rule of an SFrame row
+ * @rule:	what the offset is added to (enum sframe_rule, in
+ *		kernel/unwind/sframe.h): unchanged, SP, FP or CFA
+ * @deref:	the value is the word at that address (else the address)
+ * @off:	the offset
+ */
+struct unwind_sframe_loc {
+	u8		rule;
+	bool		deref;
+	s32		off;
+};
+
+/**
+ * struct unwind_sframe_row - how to find the caller of a frame at some IP
+ * @cfa:	the canonical frame address, the caller's stack pointer
+ * @ra:		the return address
+ * @fp:		the caller's frame pointer
+ * @outermost:	the IP is in the outermost frame: the stack ends here
+ * @signal:	a signal trampoline: the caller is not a call frame
+ */
+struct unwind_sframe_row {
+	struct unwind_sframe_loc	cfa;
+	struct unwind_sframe_loc	ra;
+	struct unwind_sframe_loc	fp;
+	bool				outermost;
+	bool				signal;
+};
+
+/**
+ * struct unwind_sframe_sec - an SFrame section, checked, as the registry keeps it
+ * @text_start:	first address of the text it answers for
+ * @text_end:	end of that text (exclusive)
+ * @sframe:	user address of the section; 0 if the text has no usable one
+ * @sframe_end:	end of the section (exclusive)
+ * @fdes:	user address of the first function descriptor (index entry)
+ * @fres:	user address of the FRE sub-section
+ * @fres_end:	end of the FRE sub-section (exclusive)
+ * @num_fdes:	number of function descriptors
+ * @version:	1, 2 or 3
+ * @flags:	the header's flags
+ * @fde_size:	bytes per descriptor (17, 20) or index entry (16)
+ * @ra_off:	where the return address is, from the CFA
+ * @registered:	added by prctl(): only prctl() removes it, or an unmap
+ * @rcu:	entries are freed after a grace period, readers copy them
+ *
+ * Immutable once in the registry (kernel/unwind/sframe_mm.c has its
+ * rules); a walk keeps a copy of the last one it used.
+ */
+struct unwind_sframe_sec {
+	unsigned long	text_start;
+	unsigned long	text_end;
+	unsigned long	sframe;
+	unsigned long	sframe_end;
+	unsigned long	fdes;
+	unsigned long	fres;
+	unsigned long	fres_end;
+	u32		num_fdes;
+	u8		version;
+	u8		flags;
+	u8		fde_size;
+	s8		ra_off;
+	bool		registered;
+	struct rcu_head	rcu;
+};
+
+/**
  * struct unwind_user_state - where a user stack walk stands
  * @ip:		user instruction pointer of the current frame
  * @sp:		user stack pointer of the current frame
@@ -27,9 +93,12 @@ struct unwind_stacktrace {
  * @ws:		word size of the task's user mode: 8, or 4 for compat tasks
  * @ip_base:	segment base added to code addresses (compat tasks)
  * @sp_base:	segment base added to stack addresses (compat tasks)
- * @no_sframe_start: start of text known to have no SFrame table, so that
- *		the frames of a walk in it look it up once
- * @no_sframe_end: end of that text (exclusive); 0 if none is known
+ * @sframe_sec:	the SFrame section (or "no table", sframe 0) of the text
+ *		the last lookup met, so that the frames of a walk in one
+ *		object look it up once; text_end 0 if none
+ * @sframe_pc:	the IP whose SFrame row @sframe_row holds, 0 if none: the
+ *		frames of a function that recurses share one lookup
+ * @sframe_row:	that row
  */
 struct unwind_user_state {
 	unsigned long	ip;
@@ -38,8 +107,9 @@ struct unwind_user_state {
 	unsigned int	ws;
 	unsigned long	ip_base;
 	unsigned long	sp_base;
-	unsigned long	no_sframe_start;
-	unsigned long	no_sframe_end;
+	struct unwind_sframe_sec sframe_sec;
+	unsigned long	sframe_pc;
+	struct unwind_sframe_row sframe_row;
 };
 
 #endif /* _LINUX_UNWIND_USER_TYPES_H */

@@ -14,6 +14,7 @@
 
 #include <linux/rcupdate.h>
 #include <linux/types.h>
+#include <linux/unwind_user_types.h>
 
 #define SFRAME_MAGIC			0xdee2
 
@@ -110,41 +111,6 @@ struct sframe_fda_v3 {
  */
 #define SFRAME_MAX_SIZE			(256UL << 20)
 
-/**
- * struct sframe_sec - one SFrame section, checked, as the registry keeps it
- * @text_start:	first address of the text it answers for
- * @text_end:	end of that text (exclusive)
- * @sframe:	user address of the section; 0 if the text has no usable one
- * @sframe_end:	end of the section (exclusive)
- * @fdes:	user address of the first function descriptor (index entry)
- * @fres:	user address of the FRE sub-section
- * @fres_end:	end of the FRE sub-section (exclusive)
- * @num_fdes:	number of function descriptors
- * @version:	1, 2 or 3
- * @flags:	the header's flags
- * @fde_size:	bytes per descriptor (17, 20) or index entry (16)
- * @ra_off:	where the return address is, from the CFA
- * @registered:	added by prctl(): only prctl() removes it, or an unmap
- * @rcu:	entries are freed after a grace period, readers copy them
- *
- * Immutable once in the registry; see sframe_mm.c for its rules.
- */
-struct sframe_sec {
-	unsigned long	text_start;
-	unsigned long	text_end;
-	unsigned long	sframe;
-	unsigned long	sframe_end;
-	unsigned long	fdes;
-	unsigned long	fres;
-	unsigned long	fres_end;
-	u32		num_fdes;
-	u8		version;
-	u8		flags;
-	u8		fde_size;
-	s8		ra_off;
-	bool		registered;
-	struct rcu_head	rcu;
-};
 
 /* Where a CFA, return address or frame pointer comes from. */
 enum sframe_rule {
@@ -154,38 +120,10 @@ enum sframe_rule {
 	SFRAME_RULE_CFA,	/* CFA + offset */
 };
 
-/**
- * struct sframe_loc - a value of the caller, as a rule of the callee's row
- * @rule:	what the offset is added to
- * @deref:	the value is the word at that address (else the address)
- * @off:	the offset
- */
-struct sframe_loc {
-	u8		rule;
-	bool		deref;
-	s32		off;
-};
-
-/**
- * struct sframe_row - how to find the caller of a frame at some IP
- * @cfa:	the canonical frame address, the caller's stack pointer
- * @ra:		the return address
- * @fp:		the caller's frame pointer
- * @outermost:	the IP is in the outermost frame: the stack ends here
- * @signal:	a signal trampoline: the caller is not a call frame
- */
-struct sframe_row {
-	struct sframe_loc	cfa;
-	struct sframe_loc	ra;
-	struct sframe_loc	fp;
-	bool			outermost;
-	bool			signal;
-};
-
-int sframe_sec_init(struct sframe_sec *sec, unsigned long sframe,
+int sframe_sec_init(struct unwind_sframe_sec *sec, unsigned long sframe,
 		    unsigned long len, const char **why);
-int sframe_find_row(const struct sframe_sec *sec, unsigned long pc,
-		    struct sframe_row *row);
-int sframe_lookup(unsigned long pc, struct sframe_sec *sec);
+int sframe_find_row(const struct unwind_sframe_sec *sec, unsigned long pc,
+		    struct unwind_sframe_row *row);
+int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec);
 
 #endif /* _KERNEL_UNWIND_SFRAME_H */

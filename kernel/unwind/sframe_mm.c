@@ -3,7 +3,7 @@
  * The SFrame sections a process's user stack walks may use.
  *
  * Each mm keeps a maple tree (mm->sframe_mt) from text ranges to checked
- * sections (struct sframe_sec). A range with no usable table is kept too,
+ * sections (struct unwind_sframe_sec). A range with no usable table is kept too,
  * with sframe == 0, so that a file is read once. Ranges come from:
  *
  *  - exec: binfmt_elf passes the program headers of the executable and of
@@ -47,7 +47,7 @@
 #include <kunit/visibility.h>
 #include "sframe.h"
 
-static void sframe_report(const struct sframe_sec *sec, struct file *file,
+static void sframe_report(const struct unwind_sframe_sec *sec, struct file *file,
 			  const char *why)
 {
 	if (file)
@@ -61,7 +61,7 @@ static void sframe_report(const struct sframe_sec *sec, struct file *file,
 }
 
 /* Check the section for @sec's text; on failure, record "no table". */
-static void sframe_sec_fill(struct sframe_sec *sec, unsigned long sframe,
+static void sframe_sec_fill(struct unwind_sframe_sec *sec, unsigned long sframe,
 			    unsigned long len, struct file *file)
 {
 	const char *why = "unreadable";
@@ -76,9 +76,9 @@ static void sframe_sec_fill(struct sframe_sec *sec, unsigned long sframe,
 	sec->sframe = 0;
 }
 
-static struct sframe_sec *sframe_alloc(unsigned long start, unsigned long end)
+static struct unwind_sframe_sec *sframe_alloc(unsigned long start, unsigned long end)
 {
-	struct sframe_sec *sec = kzalloc(sizeof(*sec), GFP_KERNEL);
+	struct unwind_sframe_sec *sec = kzalloc(sizeof(*sec), GFP_KERNEL);
 
 	if (sec) {
 		sec->text_start = start;
@@ -88,7 +88,7 @@ static struct sframe_sec *sframe_alloc(unsigned long start, unsigned long end)
 }
 
 /* Insert, or free if the range is taken (someone found it first). */
-static void sframe_insert(struct mm_struct *mm, struct sframe_sec *sec)
+static void sframe_insert(struct mm_struct *mm, struct unwind_sframe_sec *sec)
 {
 	if (mtree_insert_range(&mm->sframe_mt, sec->text_start,
 			       sec->text_end - 1, sec, GFP_KERNEL))
@@ -100,7 +100,7 @@ static int sframe_erase(struct mm_struct *mm, unsigned long start,
 			unsigned long end, bool all)
 {
 	unsigned long index = start;
-	struct sframe_sec *sec;
+	struct unwind_sframe_sec *sec;
 	int erased = 0;
 
 	while (index < end && (sec = mt_find(&mm->sframe_mt, &index, end - 1))) {
@@ -133,7 +133,7 @@ void unwind_sframe_mm_init(struct mm_struct *mm)
 void unwind_sframe_mm_free(struct mm_struct *mm)
 {
 	unsigned long index = 0;
-	struct sframe_sec *sec;
+	struct unwind_sframe_sec *sec;
 
 	mt_for_each(&mm->sframe_mt, sec, index, ULONG_MAX)
 		kfree(sec);
@@ -193,7 +193,7 @@ void unwind_sframe_add_elf(struct file *file, const struct elf64_phdr *phdrs,
 		return;
 	for (i = 0; i < phnum; i++) {
 		const struct elf64_phdr *ph = &phdrs[i];
-		struct sframe_sec *sec;
+		struct unwind_sframe_sec *sec;
 
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) ||
 		    !ph->p_memsz)
@@ -287,7 +287,7 @@ static int sframe_discover(struct mm_struct *mm, unsigned long pc)
 {
 	unsigned long start, end, pgoff, sframe = 0, len = 0;
 	struct vm_area_struct *vma;
-	struct sframe_sec *sec;
+	struct unwind_sframe_sec *sec;
 	struct file *file;
 
 	if (mmap_read_lock_killable(mm))
@@ -339,7 +339,7 @@ static int sframe_discover(struct mm_struct *mm, unsigned long pc)
  * Context: Task context, page faults allowed.
  * Return: 0, or -ENOENT if @pc has no usable table.
  */
-int sframe_lookup(unsigned long pc, struct sframe_sec *sec)
+int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec)
 {
 	struct mm_struct *mm = current->mm;
 	int tries;
@@ -349,7 +349,7 @@ int sframe_lookup(unsigned long pc, struct sframe_sec *sec)
 	if (!mm)
 		return -ENOENT;
 	for (tries = 0; tries < 2; tries++) {
-		struct sframe_sec *found;
+		struct unwind_sframe_sec *found;
 		unsigned long index = pc;
 
 		rcu_read_lock();
@@ -370,7 +370,7 @@ static int sframe_prctl_add(unsigned long sframe, unsigned long len,
 			    unsigned long start, unsigned long end)
 {
 	struct mm_struct *mm = current->mm;
-	struct sframe_sec *sec;
+	struct unwind_sframe_sec *sec;
 	const char *why;
 	int ret;
 
@@ -402,7 +402,7 @@ free:
 static int sframe_prctl_remove(unsigned long start)
 {
 	struct mm_struct *mm = current->mm;
-	struct sframe_sec *sec;
+	struct unwind_sframe_sec *sec;
 	int ret;
 
 	ret = mmap_write_lock_killable(mm);

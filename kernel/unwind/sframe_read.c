@@ -42,7 +42,7 @@ static int sframe_bad(const char **why, const char *reason)
 }
 
 /* The descriptor's function start: relative to itself or to the section. */
-static unsigned long sframe_fde_start(const struct sframe_sec *sec,
+static unsigned long sframe_fde_start(const struct unwind_sframe_sec *sec,
 				      unsigned long entry, s64 start)
 {
 	if (sec->flags & SFRAME_F_FDE_FUNC_START_PCREL)
@@ -51,7 +51,7 @@ static unsigned long sframe_fde_start(const struct sframe_sec *sec,
 }
 
 /* Decode descriptor @i from the bytes of its entry (and attributes, v3). */
-static int sframe_decode_fde(const struct sframe_sec *sec, u32 i,
+static int sframe_decode_fde(const struct unwind_sframe_sec *sec, u32 i,
 			     const void *raw, struct sframe_fde *fde,
 			     const char **why)
 {
@@ -122,7 +122,7 @@ static int sframe_decode_fde(const struct sframe_sec *sec, u32 i,
 	return 0;
 }
 
-static int sframe_read_fde(const struct sframe_sec *sec, u32 i,
+static int sframe_read_fde(const struct unwind_sframe_sec *sec, u32 i,
 			   struct sframe_fde *fde)
 {
 	unsigned long entry = sec->fdes + (unsigned long)i * sec->fde_size;
@@ -137,7 +137,7 @@ static int sframe_read_fde(const struct sframe_sec *sec, u32 i,
  * Check every descriptor once: sorted by start, disjoint, and with rows
  * inside the FRE sub-section. Entries are copied a page at a time.
  */
-static int sframe_check_fdes(struct sframe_sec *sec, u32 num_fres,
+static int sframe_check_fdes(struct unwind_sframe_sec *sec, u32 num_fres,
 			     const char **why)
 {
 	unsigned int per_chunk = PAGE_SIZE / sec->fde_size;
@@ -195,7 +195,7 @@ static int sframe_check_fdes(struct sframe_sec *sec, u32 num_fres,
  * Return: 0, -EINVAL for a section that is not one we can use, -EFAULT if
  * it cannot be read, -ENOMEM or -EINTR.
  */
-int sframe_sec_init(struct sframe_sec *sec, unsigned long sframe,
+int sframe_sec_init(struct unwind_sframe_sec *sec, unsigned long sframe,
 		    unsigned long len, const char **why)
 {
 	u64 hdr_end, fdes, fdes_end, fres, fres_end;
@@ -272,7 +272,7 @@ EXPORT_SYMBOL_IF_KUNIT(sframe_sec_init);
  * The last descriptor starting at or below @pc, by binary search in one
  * user access window: the search is the lookup's main cost.
  */
-static int sframe_search(const struct sframe_sec *sec, unsigned long pc,
+static int sframe_search(const struct unwind_sframe_sec *sec, unsigned long pc,
 			 u32 *found)
 {
 	u32 lo = 0, hi = sec->num_fdes;
@@ -319,7 +319,7 @@ fault:
  * Scan a function's rows for the last one starting at or below @pc_off.
  * Rows are variable-sized, so this is linear; their starts must rise.
  */
-static int sframe_find_fre(const struct sframe_sec *sec,
+static int sframe_find_fre(const struct unwind_sframe_sec *sec,
 			   const struct sframe_fde *fde, unsigned long pc_off,
 			   unsigned long *fre, u8 *fre_info)
 {
@@ -380,13 +380,15 @@ fault:
 static int sframe_read_words(unsigned long addr, unsigned int n,
 			     unsigned int size, bool sign, s64 *words)
 {
+	u8 buf[6 * sizeof(u32)];
 	unsigned int i;
 
-	for (i = 0; i < n; i++, addr += 1U << size) {
+	if (n > 6 || copy_from_user(buf, (void __user *)addr, n << size))
+		return -EFAULT;
+	for (i = 0; i < n; i++) {
 		u32 w = 0;
 
-		if (copy_from_user(&w, (void __user *)addr, 1U << size))
-			return -EFAULT;
+		memcpy(&w, buf + (i << size), 1U << size);
 		if (size == 0)
 			words[i] = sign ? (s64)(s8)w : (s64)(u8)w;
 		else if (size == 1)
@@ -397,7 +399,7 @@ static int sframe_read_words(unsigned long addr, unsigned int n,
 	return 0;
 }
 
-static void sframe_loc_set(struct sframe_loc *loc, u8 rule, bool deref,
+static void sframe_loc_set(struct unwind_sframe_loc *loc, u8 rule, bool deref,
 			   s64 off)
 {
 	loc->rule = rule;
@@ -406,7 +408,7 @@ static void sframe_loc_set(struct sframe_loc *loc, u8 rule, bool deref,
 }
 
 /* A flexible rule: register or CFA based, dereferenced or not. */
-static int sframe_flex_loc(struct sframe_loc *loc, u64 ctrl, s64 off,
+static int sframe_flex_loc(struct unwind_sframe_loc *loc, u64 ctrl, s64 off,
 			   bool is_cfa)
 {
 	u8 rule;
@@ -436,7 +438,7 @@ static s64 sframe_sext(s64 w, unsigned int size)
 
 /* Version 3 flexible rows: (control, offset) pairs for CFA, RA and FP. */
 static int sframe_flex_row(const s64 *w, unsigned int n, unsigned int size,
-			   struct sframe_row *row)
+			   struct unwind_sframe_row *row)
 {
 	unsigned int i = 2;
 	int ret;
@@ -480,8 +482,8 @@ static int sframe_flex_row(const s64 *w, unsigned int n, unsigned int size,
  * -EINVAL if the table is bad; -EOPNOTSUPP if the row needs a register
  * the walker does not have; -EFAULT if the table cannot be read.
  */
-int sframe_find_row(const struct sframe_sec *sec, unsigned long pc,
-		    struct sframe_row *row)
+int sframe_find_row(const struct unwind_sframe_sec *sec, unsigned long pc,
+		    struct unwind_sframe_row *row)
 {
 	unsigned long pc_off, fre;
 	struct sframe_fde fde;

@@ -121,6 +121,8 @@ static void unwind_user_check_text(struct unwind_stacktrace *trace)
  */
 void unwind_user_start(struct unwind_user_state *state, struct pt_regs *regs)
 {
+	/* Nothing of another walk: its cached tables are not this one's. */
+	memset(state, 0, sizeof(*state));
 	arch_unwind_user_init(state, regs);
 }
 

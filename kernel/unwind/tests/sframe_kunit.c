@@ -151,7 +151,7 @@ static struct sfk_env *sfk_env(struct kunit *test, int version)
 	return env;
 }
 
-static int sfk_init(struct sfk_env *env, struct sframe_sec *sec)
+static int sfk_init(struct sfk_env *env, struct unwind_sframe_sec *sec)
 {
 	const char *why;
 
@@ -161,10 +161,10 @@ static int sfk_init(struct sfk_env *env, struct sframe_sec *sec)
 
 /* Expect the row at text + @off: CFA from SP/FP + @cfa, FP saved or not. */
 static void sfk_expect_row(struct kunit *test, struct sfk_env *env,
-			   struct sframe_sec *sec, unsigned long off,
+			   struct unwind_sframe_sec *sec, unsigned long off,
 			   bool fp_based, int cfa, int fp)
 {
-	struct sframe_row row;
+	struct unwind_sframe_row row;
 
 	KUNIT_ASSERT_EQ_MSG(test, sframe_find_row(sec, env->text + off, &row),
 			    0, "at %#lx", off);
@@ -183,8 +183,8 @@ static void sfk_expect_row(struct kunit *test, struct sfk_env *env,
 static void sfk_good(struct kunit *test, int version)
 {
 	struct sfk_env *env = sfk_env(test, version);
-	struct sframe_sec sec;
-	struct sframe_row row;
+	struct unwind_sframe_sec sec;
+	struct unwind_sframe_row row;
 
 	KUNIT_ASSERT_EQ(test, sfk_init(env, &sec), 0);
 	KUNIT_EXPECT_EQ(test, sec.version, version);
@@ -226,7 +226,7 @@ static void sframe_good_v3(struct kunit *test)
 static void sfk_expect_bad(struct kunit *test, struct sfk_env *env,
 			   int version, const char *what)
 {
-	struct sframe_sec sec;
+	struct unwind_sframe_sec sec;
 
 	sfk_put(test, env);
 	KUNIT_EXPECT_EQ_MSG(test, sfk_init(env, &sec), -EINVAL, "v%d: %s",
@@ -250,7 +250,7 @@ static void sfk_hostile(struct kunit *test, int version)
 {
 	struct sfk_env *env = sfk_env(test, version);
 	size_t fsz = sfk_fde_size(version);
-	struct sframe_sec sec;
+	struct unwind_sframe_sec sec;
 
 	SFK_BAD_INIT(test, env, version, env->len = 27);
 	SFK_BAD_INIT(test, env, version, h->magic = 0xe2de);
@@ -314,8 +314,8 @@ static void sframe_bad_rows(struct kunit *test)
 {
 	struct sfk_env *env = sfk_env(test, 2);
 	size_t row1 = env->fres + 3;	/* second row of the first function */
-	struct sframe_sec sec;
-	struct sframe_row row;
+	struct unwind_sframe_sec sec;
+	struct unwind_sframe_row row;
 
 	/* Word size 3 does not exist. */
 	env->buf[row1 + 1] |= 0x60;
@@ -355,8 +355,8 @@ static void sframe_v3_flex(struct kunit *test)
 	static const struct sfk_row one = { 0, false, 8, 0 };
 	struct sfk_env *env = sfk_env(test, 3);
 	struct sframe_header *h = (void *)env->buf;
-	struct sframe_sec sec;
-	struct sframe_row row;
+	struct unwind_sframe_sec sec;
+	struct unwind_sframe_row row;
 	size_t fda, fre;
 
 	sfk_build(env, 3, (const struct sfk_func[]) {
