@@ -15,6 +15,10 @@
  * context, cancels and registers clients, and checks every callback.
  * Under harness/vm-run --nmi the host injects NMIs during the run too,
  * which land in user mode as well.
+ *
+ * Half of the workers run torture_test_sframe, this program built without
+ * frame pointers and with an SFrame table, when it sits beside this one:
+ * their stacks can only be walked by table, and are checked as exactly.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,6 +33,10 @@
 #include "../kselftest.h"
 #include "unwind_helpers.h"
 
+#ifndef UNWIND_SFRAME_BUILD
+#define UNWIND_SFRAME_BUILD	0
+#endif
+
 #define TT_DIR		"/sys/kernel/debug/unwind_torture"
 #define TT_MAX_DEPTH	40
 /* Injected NMIs during the run, every this many ms (vm-run --nmi). */
@@ -42,6 +50,7 @@ struct tt_ops {
 	long	execs;
 	long	signals;
 	long	migrations;
+	long	sframe_works;	/* works of the SFrame build's workers */
 };
 
 static struct tt_ops *ops;
@@ -130,7 +139,8 @@ static int work_once(void)
 	if (ret == -ECANCELED)
 		__atomic_store_n(&over, 1, __ATOMIC_RELAXED);
 	else if (ret > 0)
-		__atomic_fetch_add(&ops->works, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(UNWIND_SFRAME_BUILD ? &ops->sframe_works :
+				   &ops->works, 1, __ATOMIC_RELAXED);
 	return !__atomic_load_n(&over, __ATOMIC_RELAXED);
 }
 
@@ -167,21 +177,28 @@ static void spawn(int level, const char *self, int kill_it)
 	__atomic_fetch_add(&ops->kills, 1, __ATOMIC_RELAXED);
 }
 
-static void re_exec(int level, const char *self)
+/* Become a worker of @level running @prog; returns only if exec fails. */
+static void exec_worker(const char *prog, int level)
 {
-	struct itimerval stopped = { { 0, 0 }, { 0, 0 } }, armed;
 	char lvl[16], dl[32], fd[16];
 
 	snprintf(lvl, sizeof(lvl), "%d", level);
 	snprintf(dl, sizeof(dl), "%llu", deadline_ns);
 	snprintf(fd, sizeof(fd), "%d", ops_fd);
+	execl(prog, prog, "--worker", lvl, dl, fd, (char *)NULL);
+}
+
+static void re_exec(int level, const char *self)
+{
+	struct itimerval stopped = { { 0, 0 }, { 0, 0 } }, armed;
+
 	/*
 	 * Interval timers survive exec but the handler does not: stop the
 	 * timer, or SIGALRM kills the new image before it installs one.
 	 */
 	setitimer(ITIMER_REAL, &stopped, &armed);
 	__atomic_fetch_add(&ops->execs, 1, __ATOMIC_RELAXED);
-	execl(self, self, "--worker", lvl, dl, fd, (char *)NULL);
+	exec_worker(self, level);
 	/* Exec failed: go on without it. */
 	__atomic_fetch_sub(&ops->execs, 1, __ATOMIC_RELAXED);
 	setitimer(ITIMER_REAL, &armed, NULL);
@@ -315,7 +332,7 @@ static void check(int ok, const char *fmt, ...)
 int main(int argc, char **argv)
 {
 	int duration = 20, nworkers = 0, i, opt;
-	char cmd[64], *line, *save;
+	char cmd[64], *line, *save, sframe_self[4200];
 	long leaks, our_leaks;
 	bool nmis;
 	const char *self = "/proc/self/exe";
@@ -357,7 +374,10 @@ int main(int argc, char **argv)
 	ksft_print_header();
 	if (access(TT_DIR "/control", W_OK))
 		ksft_exit_skip("torture module not loaded (%s)\n", TT_DIR);
-	ksft_set_plan(13);
+	ksft_set_plan(14);
+	snprintf(sframe_self, sizeof(sframe_self), "%s_sframe", self);
+	if (access(sframe_self, X_OK))
+		sframe_self[0] = '\0';
 
 	ops_fd = memfd_create("unwind_torture_ops", 0);
 	if (ops_fd < 0 || ftruncate(ops_fd, sizeof(*ops)))
@@ -386,6 +406,8 @@ int main(int argc, char **argv)
 			ksft_exit_fail_msg("fork: %s\n", strerror(errno));
 		if (!pid) {
 			rnd = getpid() * 2654435761U ^ (unsigned int)now_ns();
+			if (i % 2 && sframe_self[0])
+				exec_worker(sframe_self, 0);
 			worker(0, self);
 			_exit(0);
 		}
@@ -401,9 +423,10 @@ int main(int argc, char **argv)
 		ksft_print_msg("%s\n", line);
 	/* strtok_r() cut the lines: read the summary again to look it up. */
 	read_summary();
-	ksft_print_msg("workers: works=%ld forks=%ld kills=%ld execs=%ld %s=%ld %s=%ld\n",
+	ksft_print_msg("workers: works=%ld forks=%ld kills=%ld execs=%ld %s=%ld %s=%ld %s=%ld\n",
 		       ops->works, ops->forks, ops->kills, ops->execs,
-		       "signals", ops->signals, "migrations", ops->migrations);
+		       "signals", ops->signals, "migrations", ops->migrations,
+		       "sframe_works", ops->sframe_works);
 
 	check(stat_of("requests_task") > 0 && stat_of("requests_irq") > 0 &&
 	      stat_of("requests_nmi") > 0,
@@ -425,6 +448,12 @@ int main(int argc, char **argv)
 	      "no duplicate (%ld) or unasked (%ld, %ld) callback",
 	      stat_of("duplicates"), stat_of("spurious"),
 	      stat_of("untracked_callbacks"));
+	if (!sframe_self[0])
+		ksft_test_result_skip("%s\n", "workers of the SFrame build: torture_test_sframe not built");
+	else
+		check(ops->sframe_works > 0 && ops->works > 0,
+		      "workers of both builds worked (%ld SFrame, %ld frame pointers); their stacks are checked below",
+		      ops->sframe_works, ops->works);
 	check(stat_of("verified_stacks") > 0 && stat_of("wrong_stacks") == 0,
 	      "known stacks delivered right (%ld checked, %ld wrong)",
 	      stat_of("verified_stacks"), stat_of("wrong_stacks"));
