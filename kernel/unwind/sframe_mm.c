@@ -76,9 +76,11 @@ static void sframe_sec_fill(struct unwind_sframe_sec *sec, unsigned long sframe,
 	sec->sframe = 0;
 }
 
-static struct unwind_sframe_sec *sframe_alloc(unsigned long start, unsigned long end)
+/* Charged to the process's memory cgroup: prctl() adds as many as it likes. */
+static struct unwind_sframe_sec *sframe_alloc(unsigned long start,
+					      unsigned long end)
 {
-	struct unwind_sframe_sec *sec = kzalloc(sizeof(*sec), GFP_KERNEL);
+	struct unwind_sframe_sec *sec = kzalloc(sizeof(*sec), GFP_KERNEL_ACCOUNT);
 
 	if (sec) {
 		sec->text_start = start;

@@ -470,25 +470,32 @@ TEST_F(perf_defer, migrating_task)
 	}
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
 	ASSERT_EQ(0, pthread_create(&thread, NULL, flip_affinity, &f));
-	rings_run(rings, 2, 100);
+	/*
+	 * A sample whose record crosses needs a move inside that entry,
+	 * which a busy host makes rare: run until one did (at most 10 runs).
+	 */
+	for (int run = 0; run < 10 && !crossed; run++) {
+		rings_run(rings, 2, 100);
+		deferred = matched = crossed = 0;
+		for (int c = 0; c < 2; c++) {
+			for (int i = 0; i < rings[c].n; i++) {
+				struct item *it = &rings[c].item[i];
+				int here, there;
+
+				if (it->is_record || !it->cookie || it->tid != f.tid)
+					continue;
+				deferred++;
+				here = !!find_record(&rings[c], it->tid, it->cookie);
+				there = !!find_record(&rings[!c], it->tid, it->cookie);
+				matched += here || there;
+				crossed += !here && there;
+			}
+		}
+	}
 	__atomic_store_n(&f.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(thread, NULL);
 	sched_setaffinity(0, sizeof(all), &all);
 
-	for (int c = 0; c < 2; c++) {
-		for (int i = 0; i < rings[c].n; i++) {
-			struct item *it = &rings[c].item[i];
-			int here, there;
-
-			if (it->is_record || !it->cookie || it->tid != f.tid)
-				continue;
-			deferred++;
-			here = !!find_record(&rings[c], it->tid, it->cookie);
-			there = !!find_record(&rings[!c], it->tid, it->cookie);
-			matched += here || there;
-			crossed += !here && there;
-		}
-	}
 	TH_LOG("%d moves, %d deferred samples, %d with their record, %d of them on the other CPU",
 	       f.moves, deferred, matched, crossed);
 	EXPECT_GT(deferred, 0);
