@@ -111,7 +111,6 @@ struct sframe_fda_v3 {
  */
 #define SFRAME_MAX_SIZE			(256UL << 20)
 
-
 /* Where a CFA, return address or frame pointer comes from. */
 enum sframe_rule {
 	SFRAME_RULE_SAME,	/* unchanged (frame pointer only) */

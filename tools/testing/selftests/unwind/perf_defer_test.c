@@ -476,7 +476,9 @@ TEST_F(perf_defer, migrating_task)
 	 */
 	for (int run = 0; run < 10 && !crossed; run++) {
 		rings_run(rings, 2, 100);
-		deferred = matched = crossed = 0;
+		deferred = 0;
+		matched = 0;
+		crossed = 0;
 		for (int c = 0; c < 2; c++) {
 			for (int i = 0; i < rings[c].n; i++) {
 				struct item *it = &rings[c].item[i];

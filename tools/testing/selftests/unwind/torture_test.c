@@ -449,7 +449,8 @@ int main(int argc, char **argv)
 	      stat_of("duplicates"), stat_of("spurious"),
 	      stat_of("untracked_callbacks"));
 	if (!sframe_self[0])
-		ksft_test_result_skip("%s\n", "workers of the SFrame build: torture_test_sframe not built");
+		ksft_test_result_skip("%s\n",
+				      "workers of the SFrame build: torture_test_sframe not built");
 	else
 		check(ops->sframe_works > 0 && ops->works > 0,
 		      "workers of both builds worked (%ld SFrame, %ld frame pointers); their stacks are checked below",
