@@ -139,22 +139,29 @@ def bpf_section(bm, base):
 def sframe_section(raw, m):
     """The SFrame walker against the frame-pointer one, and perf fp,defer on
     an SFrame build against dwarf; with targets as (name, value, met)."""
-    path = os.path.join(raw, "micro-sframe.txt")
-    if not os.path.exists(path):
+    def walks(name):
+        rows = collections.defaultdict(lambda: collections.defaultdict(list))
+        path = os.path.join(raw, name)
+        if not os.path.exists(path):
+            return None
+        for line in open(path):
+            f = line.split()
+            if len(f) != 10 or f[2] != "walk":
+                continue
+            depth, rnd = int(f[0]), int(f[1])
+            walk, wfr, clk = int(f[7]), int(f[8]), int(f[9])
+            rows[(depth, rnd)]["walk"].append(walk - clk)
+            rows[(depth, rnd)]["frames"].append(wfr)
+        out = collections.defaultdict(lambda: collections.defaultdict(list))
+        for (depth, rnd), r in rows.items():
+            out[depth]["walk"].append(med(r["walk"]))
+            out[depth]["frames"].append(med(r["frames"]))
+        return out
+
+    sf = walks("micro-sframe.txt")
+    alt = walks("micro-sframe-alt.txt") or {}
+    if sf is None:
         return "", []
-    rows = collections.defaultdict(lambda: collections.defaultdict(list))
-    for line in open(path):
-        f = line.split()
-        if len(f) != 10 or f[2] != "walk":
-            continue
-        depth, rnd = int(f[0]), int(f[1])
-        walk, wfr, clk = int(f[7]), int(f[8]), int(f[9])
-        rows[(depth, rnd)]["walk"].append(walk - clk)
-        rows[(depth, rnd)]["frames"].append(wfr)
-    sf = collections.defaultdict(lambda: collections.defaultdict(list))
-    for (depth, rnd), r in rows.items():
-        sf[depth]["walk"].append(med(r["walk"]))
-        sf[depth]["frames"].append(med(r["frames"]))
     o = ["## SFrame: the walker by table, and perf on a program without "
          "frame pointers\n",
          "`bench/micro` built without frame pointers and with an SFrame "
@@ -163,8 +170,8 @@ def sframe_section(raw, m):
          "walk is `micro`'s in this run. ns per frame, median over rounds "
          "(spread):\n",
          "| depth | SFrame frames | SFrame ns/frame | fp frames | fp ns/frame "
-         "| SFrame / fp |",
-         "| --- | --- | --- | --- | --- | --- |"]
+         "| SFrame / fp | SFrame, walk-alt | walk-alt / fp |",
+         "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     ratios = []
     for d in DEPTHS[1:]:
         if d not in sf:
@@ -174,10 +181,17 @@ def sframe_section(raw, m):
         f_pf = [w / max(fr, 1) for w, fr in zip(fp["walk"], fp["walk_frames"])]
         ratio = med(s_pf) / med(f_pf)
         ratios.append(ratio)
-        o.append("| %d | %.0f | %s | %.0f | %s | %.2f |"
+        a_pf = [w / max(fr, 1) for w, fr in
+                zip(alt.get(d, {}).get("walk", []), alt.get(d, {}).get("frames", []))]
+        o.append("| %d | %.0f | %s | %.0f | %s | %.2f | %s | %.2f |"
                  % (d, med(sf[d]["frames"]), spread(s_pf, "%.1f"),
-                    med(fp["walk_frames"]), spread(f_pf, "%.1f"), ratio))
+                    med(fp["walk_frames"]), spread(f_pf, "%.1f"), ratio,
+                    spread(a_pf, "%.1f"), med(a_pf) / med(f_pf)))
     o.append("")
+    o.append("walk-alt: two functions recursing into each other, so that no "
+             "frame has the return address of the one below it: every frame "
+             "searches the table (a walk reuses the row of a repeated return "
+             "address, and the section of the object it is in).\n")
     macro_rows = collections.defaultdict(list)
     path = os.path.join(raw, "sframe.txt")
     if os.path.exists(path):
@@ -191,10 +205,11 @@ def sframe_section(raw, m):
                 "bps": size / max(samples, 1),
                 "full": kfull / max(ksamples, 1), "ks": ksamples})
     o.append("`workload-sframe syscall` (the syscall-heavy workload built the "
-             "same way) under `perf record -e cpu-clock -F 2000`: share of "
-             "kernel samples whose user chain reaches `main`, and perf.data "
-             "bytes per sample:\n")
-    o.append("| mode | kernel samples | full chains | bytes/sample |")
+             "same way) under `perf record -e cpu-clock -F 2000`: of the "
+             "samples taken in its `read()`s (kernel stack through "
+             "`ksys_read`), the share whose user chain reaches `main`, and "
+             "perf.data bytes per sample:\n")
+    o.append("| mode | samples in read() | full chains | bytes/sample |")
     o.append("| --- | --- | --- | --- |")
     for mode in ("defer", "dwarf"):
         r = macro_rows.get(mode, [])
@@ -211,7 +226,7 @@ def sframe_section(raw, m):
         ("SFrame walk at most 2x the frame-pointer walk per frame (64-512)",
          " / ".join("%.2f" % r for r in ratios),
          bool(ratios) and all(r <= 2 for r in ratios)),
-        ("SFrame build, fp,defer: full chains in at least 99% of kernel samples",
+        ("SFrame build, fp,defer: full chains in at least 99% of kernel samples (in read())",
          "%.1f%%" % (100 * full), full >= 0.99),
         ("SFrame build, fp,defer: at most 1/20 of dwarf's bytes/sample",
          "1/%.0f" % (bps_w / bps_d), bps_d * 20 <= bps_w),

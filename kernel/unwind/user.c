@@ -163,8 +163,8 @@ static int unwind_user_first_frame(struct unwind_user_state *state)
  * ends loops; after SFrame steps, the record must also lie above the
  * stack pointer they reached.
  */
-static int unwind_user_fp_step(struct unwind_user_state *state,
-			       unsigned long *last, bool above_sp)
+static __always_inline int unwind_user_fp_step(struct unwind_user_state *state,
+						unsigned long *last, bool above_sp)
 {
 	unsigned long fp = state->fp, next, ra;
 
@@ -181,6 +181,22 @@ static int unwind_user_fp_step(struct unwind_user_state *state,
 	state->sp = fp + 2 * state->ws;
 	state->fp = next;
 	return 0;
+}
+
+/*
+ * Is the frame's IP in text this walk already found without an SFrame
+ * table? Then it goes by its frame pointer at once, and a walk of code
+ * without tables pays one comparison per frame for SFrame.
+ */
+static __always_inline bool unwind_user_untabled(const struct unwind_user_state *state,
+						 bool topmost)
+{
+	const struct unwind_sframe_sec *sec = &state->sframe_sec;
+	unsigned long pc = topmost ? state->ip : state->ip - 1;
+
+	if (!IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) || state->ws != 8)
+		return true;
+	return !sec->sframe && pc - sec->text_start < sec->text_end - sec->text_start;
 }
 
 /**
@@ -210,7 +226,8 @@ int unwind_user_walk(struct unwind_user_state *state,
 						       state->ip);
 
 	while (trace->nr < max) {
-		ret = unwind_sframe_step(state, topmost);
+		ret = unwind_user_untabled(state, topmost) ? -ENOENT :
+			unwind_sframe_step(state, topmost);
 		if (!ret)
 			by_sframe = true;
 		if (ret == -ENOENT && topmost)
