@@ -145,10 +145,11 @@ static int unwind_user_first_frame(struct unwind_user_state *state)
 		state->sp += sp_off + state->ws;
 		return 0;
 	}
+	/* The table first: decoding the call costs more, and rarely runs. */
 	if (state->ws == 8 &&
 	    !unwind_user_read_word(state, state->sp, &ra) &&
-	    arch_unwind_user_after_call(state, ra) &&
-	    unwind_sframe_covers(state, ra)) {
+	    unwind_sframe_covers(state, ra) &&
+	    arch_unwind_user_after_call(state, ra)) {
 		state->ip = ra;
 		state->sp += state->ws;
 		return 0;
@@ -188,8 +189,8 @@ static __always_inline int unwind_user_fp_step(struct unwind_user_state *state,
  * table? Then it goes by its frame pointer at once, and a walk of code
  * without tables pays one comparison per frame for SFrame.
  */
-static __always_inline bool unwind_user_untabled(const struct unwind_user_state *state,
-						 bool topmost)
+static __always_inline bool
+unwind_user_untabled(const struct unwind_user_state *state, bool topmost)
 {
 	const struct unwind_sframe_sec *sec = &state->sframe_sec;
 	unsigned long pc = topmost ? state->ip : state->ip - 1;
