@@ -164,8 +164,9 @@ static int unwind_user_first_frame(struct unwind_user_state *state)
  * ends loops; after SFrame steps, the record must also lie above the
  * stack pointer they reached.
  */
-static __always_inline int unwind_user_fp_step(struct unwind_user_state *state,
-						unsigned long *last, bool above_sp)
+static __always_inline int
+unwind_user_fp_step(struct unwind_user_state *state, unsigned long *last,
+		    bool above_sp)
 {
 	unsigned long fp = state->fp, next, ra;
 
