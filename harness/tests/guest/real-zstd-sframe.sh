@@ -27,16 +27,9 @@ if [ ! -x "${ZSTD:-}" ] || [ ! -x "$sf" ]; then
 	echo "ok 1 # SKIP zstd-sframe was not built (harness/build-zstd)"
 	exit 0
 fi
+. "$(dirname "$0")/zstd-common.sh"
 in=/tmp/zstd-input
-# The same 22 MB in every run: the kernel's C sources, in a fixed order.
-find "$SRC/kernel" "$SRC/mm" "$SRC/fs" -name '*.c' | sort | xargs cat 2>/dev/null |
-	head -c $((22 << 20)) >"$in" 2>/dev/null
-
-stat_of() {
-	"$PERF" report -i "$1" --stats 2>/dev/null |
-		awk -v n="$2" '$1 == n && $2 == "events:" { print $3; f = 1; exit }
-			END { if (!f) print 0 }'
-}
+zstd_input "$in"
 
 check 'readelf -lW "$sf" | grep -q GNU_SFRAME' "zstd-sframe has an SFrame table"
 

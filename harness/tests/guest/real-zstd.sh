@@ -22,18 +22,11 @@ if [ ! -x "${ZSTD:-}" ]; then
 	echo "ok 1 # SKIP zstd was not built (harness/build-zstd)"
 	exit 0
 fi
+. "$(dirname "$0")/zstd-common.sh"
 in=/tmp/zstd-input
 out=/tmp/zstd-output.zst
 data=/tmp/zstd.data
-# The same 22 MB in every run: the kernel's C sources, in a fixed order.
-find "$SRC/kernel" "$SRC/mm" "$SRC/fs" -name '*.c' | sort | xargs cat 2>/dev/null |
-	head -c $((22 << 20)) >"$in" 2>/dev/null
-
-stat_of() {
-	"$PERF" report -i "$1" --stats 2>/dev/null |
-		awk -v n="$2" '$1 == n && $2 == "events:" { print $3; f = 1; exit }
-			END { if (!f) print 0 }'
-}
+zstd_input "$in"
 
 if "$PERF" record -q -F 4000 --call-graph fp,defer -e cpu-clock/call-graph=fp/ \
 	-e cpu-clock -o "$data" -- "$ZSTD" -q -T4 -3 -f "$in" -o "$out" \
