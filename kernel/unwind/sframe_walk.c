@@ -128,13 +128,9 @@ int unwind_sframe_step(struct unwind_user_state *state, bool topmost)
 	if (row->signal)
 		return -EOPNOTSUPP;
 
-	if (row->cfa.rule == SFRAME_RULE_SP && !row->cfa.deref) {
-		cfa = state->sp + row->cfa.off;
-	} else {
-		ret = sframe_loc_value(state, &row->cfa, 0, &cfa);
-		if (ret)
-			return ret;
-	}
+	ret = sframe_loc_value(state, &row->cfa, 0, &cfa);
+	if (ret)
+		return ret;
 	/* The caller's frame lies above: this also ends loops. */
 	if (cfa <= state->sp || cfa & (state->ws - 1))
 		return -EINVAL;
