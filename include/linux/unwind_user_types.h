@@ -49,6 +49,33 @@ struct unwind_sframe_row {
 };
 
 /**
+ * struct unwind_sframe_quick - an SFrame row of the usual form, ready to use
+ * @ok:		the row has that form; the other fields are valid
+ * @cfa_fp:	the CFA is the frame pointer plus @cfa_off (else the SP)
+ * @fp_saved:	the caller's frame pointer is at CFA + @fp_off (else it is
+ *		unchanged)
+ * @cfa_off:	offset of the CFA from its base register
+ * @ra_off:	offset from the CFA of the saved return address
+ * @fp_off:	offset from the CFA of the saved frame pointer
+ * @lo_off:	offset from the CFA of the lower of the words read
+ * @span:	bytes from there to the end of the higher one
+ *
+ * Nearly every row says this: CFA from SP or FP, return address saved at
+ * the CFA, frame pointer saved there or untouched. A step by such a row is
+ * one user access window and one or two loads, as a frame-pointer step.
+ */
+struct unwind_sframe_quick {
+	bool		ok;
+	bool		cfa_fp;
+	bool		fp_saved;
+	s32		cfa_off;
+	s32		ra_off;
+	s32		fp_off;
+	s32		lo_off;
+	u32		span;
+};
+
+/**
  * struct unwind_sframe_sec - an SFrame section, checked, as the registry keeps it
  * @text_start:	first address of the text it answers for
  * @text_end:	end of that text (exclusive)
@@ -99,6 +126,7 @@ struct unwind_sframe_sec {
  * @sframe_pc:	the IP whose SFrame row @sframe_row holds, 0 if none: the
  *		frames of a function that recurses share one lookup
  * @sframe_row:	that row
+ * @sframe_quick: that row in its quick form, if it has one
  */
 struct unwind_user_state {
 	unsigned long	ip;
@@ -110,6 +138,7 @@ struct unwind_user_state {
 	struct unwind_sframe_sec sframe_sec;
 	unsigned long	sframe_pc;
 	struct unwind_sframe_row sframe_row;
+	struct unwind_sframe_quick sframe_quick;
 };
 
 #endif /* _LINUX_UNWIND_USER_TYPES_H */

@@ -23,6 +23,9 @@
 #include <kunit/visibility.h>
 #include "sframe.h"
 
+/* Bytes of the largest descriptor (v2) or index entry. */
+#define SFRAME_FDE_MAX	sizeof(struct sframe_fde_v2)
+
 /* A function descriptor of any version, with absolute user addresses. */
 struct sframe_fde {
 	unsigned long	start;
@@ -120,17 +123,6 @@ static int sframe_decode_fde(const struct unwind_sframe_sec *sec, u32 i,
 	if (fde->start + fde->size < fde->start)
 		return sframe_bad(why, "function wraps around");
 	return 0;
-}
-
-static int sframe_read_fde(const struct unwind_sframe_sec *sec, u32 i,
-			   struct sframe_fde *fde)
-{
-	unsigned long entry = sec->fdes + (unsigned long)i * sec->fde_size;
-	u8 raw[sizeof(struct sframe_fde_v2)];
-
-	if (copy_from_user(raw, (void __user *)entry, sec->fde_size))
-		return -EFAULT;
-	return sframe_decode_fde(sec, i, raw, fde, NULL);
 }
 
 /*
@@ -269,11 +261,12 @@ int sframe_sec_init(struct unwind_sframe_sec *sec, unsigned long sframe,
 EXPORT_SYMBOL_IF_KUNIT(sframe_sec_init);
 
 /*
- * The last descriptor starting at or below @pc, by binary search in one
- * user access window: the search is the lookup's main cost.
+ * The last descriptor starting at or below @pc, by binary search, and a
+ * copy of its bytes, in one user access window: the search is the
+ * lookup's main cost.
  */
 static int sframe_search(const struct unwind_sframe_sec *sec, unsigned long pc,
-			 u32 *found)
+			 u32 *found, u8 raw[SFRAME_FDE_MAX])
 {
 	u32 lo = 0, hi = sec->num_fdes;
 	int ret = -ENOENT;
@@ -308,6 +301,22 @@ static int sframe_search(const struct unwind_sframe_sec *sec, unsigned long pc,
 			hi = mid;
 		}
 	}
+	if (!ret) {
+		/* Descriptors are 16, 17 or 20 bytes: two words and a tail. */
+		unsigned long entry = sec->fdes +
+				      (unsigned long)*found * sec->fde_size;
+		unsigned int i;
+		u64 w[2];
+		u8 b;
+
+		unsafe_get_user(w[0], (u64 __user *)entry, fault);
+		unsafe_get_user(w[1], (u64 __user *)(entry + 8), fault);
+		memcpy(raw, w, sizeof(w));
+		for (i = sizeof(w); i < sec->fde_size; i++) {
+			unsafe_get_user(b, (u8 __user *)(entry + i), fault);
+			raw[i] = b;
+		}
+	}
 	user_access_end();
 	return ret;
 fault:
@@ -315,16 +324,21 @@ fault:
 	return -EFAULT;
 }
 
+/* Most data words a row of ours has (v3 flexible: three pairs). */
+#define SFRAME_FRE_MAX_WORDS	6
+
 /*
- * Scan a function's rows for the last one starting at or below @pc_off.
- * Rows are variable-sized, so this is linear; their starts must rise.
+ * Scan a function's rows for the last one starting at or below @pc_off,
+ * and read its info byte and (up to SFRAME_FRE_MAX_WORDS) data words,
+ * unsigned, in the same user access window. Rows are variable-sized, so
+ * this is linear; their starts must rise.
  */
 static int sframe_find_fre(const struct unwind_sframe_sec *sec,
 			   const struct sframe_fde *fde, unsigned long pc_off,
-			   unsigned long *fre, u8 *fre_info)
+			   u8 *fre_info, u32 words[SFRAME_FRE_MAX_WORDS])
 {
 	unsigned int asize = 1U << SFRAME_INFO_FRE_TYPE(fde->info);
-	unsigned long addr = fde->fres, end = sec->fres_end;
+	unsigned long addr = fde->fres, end = sec->fres_end, fre = 0;
 	u32 i, start, prev = 0;
 	int ret = -ENOENT;
 	u8 info;
@@ -360,11 +374,35 @@ static int sframe_find_fre(const struct unwind_sframe_sec *sec,
 			goto bad;
 		if (start > pc_off)
 			break;
-		*fre = addr + asize + 1;
+		fre = addr + asize + 1;
 		*fre_info = info;
 		prev = start;
 		ret = 0;
 		addr += len;
+	}
+	if (!ret) {
+		/* The scan checked that the row's words lie before the end. */
+		unsigned int size = SFRAME_FRE_WORD_SIZE(*fre_info);
+		unsigned int n = min(SFRAME_FRE_NWORDS(*fre_info),
+				     SFRAME_FRE_MAX_WORDS);
+
+		for (i = 0; i < n; i++) {
+			unsigned long w = fre + (i << size);
+
+			if (size == 0) {
+				u8 v8;
+
+				unsafe_get_user(v8, (u8 __user *)w, fault);
+				words[i] = v8;
+			} else if (size == 1) {
+				u16 v16;
+
+				unsafe_get_user(v16, (u16 __user *)w, fault);
+				words[i] = v16;
+			} else {
+				unsafe_get_user(words[i], (u32 __user *)w, fault);
+			}
+		}
 	}
 	user_access_end();
 	return ret;
@@ -374,29 +412,6 @@ bad:
 fault:
 	user_access_end();
 	return -EFAULT;
-}
-
-/* Read @n data words of 1 << @size bytes, signed or not. */
-static int sframe_read_words(unsigned long addr, unsigned int n,
-			     unsigned int size, bool sign, s64 *words)
-{
-	u8 buf[6 * sizeof(u32)];
-	unsigned int i;
-
-	if (n > 6 || copy_from_user(buf, (void __user *)addr, n << size))
-		return -EFAULT;
-	for (i = 0; i < n; i++) {
-		u32 w = 0;
-
-		memcpy(&w, buf + (i << size), 1U << size);
-		if (size == 0)
-			words[i] = sign ? (s64)(s8)w : (s64)(u8)w;
-		else if (size == 1)
-			words[i] = sign ? (s64)(s16)w : (s64)(u16)w;
-		else
-			words[i] = sign ? (s64)(s32)w : (s64)w;
-	}
-	return 0;
 }
 
 static void sframe_loc_set(struct unwind_sframe_loc *loc, u8 rule, bool deref,
@@ -437,7 +452,7 @@ static s64 sframe_sext(s64 w, unsigned int size)
 }
 
 /* Version 3 flexible rows: (control, offset) pairs for CFA, RA and FP. */
-static int sframe_flex_row(const s64 *w, unsigned int n, unsigned int size,
+static int sframe_flex_row(const u32 *w, unsigned int n, unsigned int size,
 			   struct unwind_sframe_row *row)
 {
 	unsigned int i = 2;
@@ -485,19 +500,20 @@ static int sframe_flex_row(const s64 *w, unsigned int n, unsigned int size,
 int sframe_find_row(const struct unwind_sframe_sec *sec, unsigned long pc,
 		    struct unwind_sframe_row *row)
 {
-	unsigned long pc_off, fre;
+	u8 raw[SFRAME_FDE_MAX];
+	unsigned long pc_off;
 	struct sframe_fde fde;
 	unsigned int n, size;
-	s64 w[6];
+	u32 w[SFRAME_FRE_MAX_WORDS];
 	u32 index;
 	u8 info;
 	int ret;
 
 	might_fault();
-	ret = sframe_search(sec, pc, &index);
+	ret = sframe_search(sec, pc, &index, raw);
 	if (ret)
 		return ret;
-	ret = sframe_read_fde(sec, index, &fde);
+	ret = sframe_decode_fde(sec, index, raw, &fde, NULL);
 	if (ret)
 		return ret;
 	if (pc - fde.start >= fde.size)
@@ -513,7 +529,7 @@ int sframe_find_row(const struct unwind_sframe_sec *sec, unsigned long pc,
 	pc_off = pc - fde.start;
 	if (fde.rep_size)
 		pc_off %= fde.rep_size;
-	ret = sframe_find_fre(sec, &fde, pc_off, &fre, &info);
+	ret = sframe_find_fre(sec, &fde, pc_off, &info, w);
 	if (ret)
 		return ret;
 
@@ -529,22 +545,17 @@ int sframe_find_row(const struct unwind_sframe_sec *sec, unsigned long pc,
 
 	if (SFRAME_INFO2_FDE_TYPE(fde.info2) == SFRAME_FDE_TYPE_FLEX) {
 		/* Control words are unsigned; offsets are sign-extended. */
-		ret = sframe_read_words(fre, n, size, false, w);
-		if (ret)
-			return ret;
 		return sframe_flex_row(w, n, size, row);
 	}
 
 	/* Default rows on x86-64: CFA, then the saved FP if any. */
 	if (n > 2)
 		return -EINVAL;
-	ret = sframe_read_words(fre, n, size, true, w);
-	if (ret)
-		return ret;
 	sframe_loc_set(&row->cfa, SFRAME_FRE_CFA_SP(info) ? SFRAME_RULE_SP :
-		       SFRAME_RULE_FP, false, w[0]);
+		       SFRAME_RULE_FP, false, sframe_sext(w[0], size));
 	if (n == 2)
-		sframe_loc_set(&row->fp, SFRAME_RULE_CFA, true, w[1]);
+		sframe_loc_set(&row->fp, SFRAME_RULE_CFA, true,
+			       sframe_sext(w[1], size));
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(sframe_find_row);

@@ -59,36 +59,66 @@ static int sframe_walk_sec(struct unwind_user_state *state, unsigned long pc)
 	       0 : -ENOENT;
 }
 
-/* Are the return address and the frame pointer both saved on the stack? */
-static bool sframe_saved_pair(const struct unwind_sframe_row *row)
+/* Is @loc a word saved at an aligned offset from the CFA? */
+static bool sframe_saved_at_cfa(const struct unwind_sframe_loc *loc)
 {
-	return row->ra.rule == SFRAME_RULE_CFA && row->ra.deref &&
-	       row->fp.rule == SFRAME_RULE_CFA && row->fp.deref &&
-	       !((row->ra.off | row->fp.off) & 7);
+	return loc->rule == SFRAME_RULE_CFA && loc->deref && !(loc->off & 7);
 }
 
 /*
- * Read the words at @a1 and @a2 (aligned, near each other) in one user
- * access window: two loads, as the frame-pointer walk reads its record.
+ * Fill state->sframe_quick from state->sframe_row, if it has that form:
+ * the walk loop (user.c) steps the next frames with the same return
+ * address (a recursion) by it, with no call here.
  */
-static int sframe_read_pair(unsigned long a1, unsigned long *v1,
-			    unsigned long a2, unsigned long *v2)
+static void sframe_quick_set(struct unwind_user_state *state)
 {
-	unsigned long lo = min(a1, a2), hi = max(a1, a2);
-	u64 w1, w2;
+	const struct unwind_sframe_row *row = &state->sframe_row;
+	struct unwind_sframe_quick *q = &state->sframe_quick;
+	bool fp_saved = sframe_saved_at_cfa(&row->fp);
+	s32 lo, hi;
 
-	if (lo & 7 || hi - lo > 256 ||
-	    !user_access_begin((void __user *)lo, hi - lo + sizeof(u64)))
-		return -EFAULT;
-	unsafe_get_user(w1, (u64 __user *)a1, fault);
-	unsafe_get_user(w2, (u64 __user *)a2, fault);
-	user_access_end();
-	*v1 = w1;
-	*v2 = w2;
+	q->ok = false;
+	if (row->outermost || row->signal || row->cfa.deref ||
+	    (row->cfa.rule != SFRAME_RULE_SP && row->cfa.rule != SFRAME_RULE_FP) ||
+	    !sframe_saved_at_cfa(&row->ra) ||
+	    (!fp_saved && row->fp.rule != SFRAME_RULE_SAME))
+		return;
+	lo = fp_saved ? min(row->ra.off, row->fp.off) : row->ra.off;
+	hi = fp_saved ? max(row->ra.off, row->fp.off) : row->ra.off;
+	/* Near each other, as a prologue saves them: one small window. */
+	if ((s64)hi - lo > 256)
+		return;
+	q->cfa_fp = row->cfa.rule == SFRAME_RULE_FP;
+	q->fp_saved = fp_saved;
+	q->cfa_off = row->cfa.off;
+	q->ra_off = row->ra.off;
+	q->fp_off = row->fp.off;
+	q->lo_off = lo;
+	q->span = hi - lo + sizeof(u64);
+	q->ok = true;
+}
+
+/*
+ * Make state->sframe_row the row for @pc. The frames of a recursion share
+ * the row of their return address, and the first frame's check of its
+ * caller (unwind_sframe_covers()) finds the row the next step uses.
+ */
+static int sframe_walk_row(struct unwind_user_state *state, unsigned long pc)
+{
+	int ret;
+
+	if (pc && pc == state->sframe_pc)
+		return 0;
+	state->sframe_pc = 0;
+	ret = sframe_walk_sec(state, pc);
+	if (ret)
+		return ret;
+	ret = sframe_find_row(&state->sframe_sec, pc, &state->sframe_row);
+	if (ret)
+		return ret;
+	sframe_quick_set(state);
+	state->sframe_pc = pc;
 	return 0;
-fault:
-	user_access_end();
-	return -EFAULT;
 }
 
 /**
@@ -111,17 +141,9 @@ int unwind_sframe_step(struct unwind_user_state *state, bool topmost)
 
 	if (state->ws != 8)
 		return -ENOENT;
-	/* The frames of a recursion share the row of their return address. */
-	if (!pc || pc != state->sframe_pc) {
-		state->sframe_pc = 0;
-		ret = sframe_walk_sec(state, pc);
-		if (ret)
-			return ret;
-		ret = sframe_find_row(&state->sframe_sec, pc, &state->sframe_row);
-		if (ret)
-			return ret;
-		state->sframe_pc = pc;
-	}
+	ret = sframe_walk_row(state, pc);
+	if (ret)
+		return ret;
 	if (row->outermost)
 		return 1;
 	/* Signal frames are not call frames: stop with what was found. */
@@ -134,15 +156,9 @@ int unwind_sframe_step(struct unwind_user_state *state, bool topmost)
 	/* The caller's frame lies above: this also ends loops. */
 	if (cfa <= state->sp || cfa & (state->ws - 1))
 		return -EINVAL;
-	if (sframe_saved_pair(row)) {
-		/* The usual frame: both saved near the CFA, one user access. */
-		ret = sframe_read_pair(cfa + row->ra.off, &ra,
-				       cfa + row->fp.off, &fp);
-	} else {
-		ret = sframe_loc_value(state, &row->ra, cfa, &ra);
-		if (!ret)
-			ret = sframe_loc_value(state, &row->fp, cfa, &fp);
-	}
+	ret = sframe_loc_value(state, &row->ra, cfa, &ra);
+	if (!ret)
+		ret = sframe_loc_value(state, &row->fp, cfa, &fp);
 	if (ret)
 		return ret;
 
@@ -162,9 +178,6 @@ int unwind_sframe_step(struct unwind_user_state *state, bool topmost)
  */
 bool unwind_sframe_covers(struct unwind_user_state *state, unsigned long ra)
 {
-	struct unwind_sframe_row row;
-
-	return state->ws == 8 && ra && !sframe_walk_sec(state, ra - 1) &&
-	       !sframe_find_row(&state->sframe_sec, ra - 1, &row) &&
-	       !row.signal;
+	return state->ws == 8 && ra && !sframe_walk_row(state, ra - 1) &&
+	       !state->sframe_row.signal;
 }

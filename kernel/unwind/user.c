@@ -201,6 +201,48 @@ unwind_user_untabled(const struct unwind_user_state *state, bool topmost)
 	return !sec->sframe && pc - sec->text_start < sec->text_end - sec->text_start;
 }
 
+/*
+ * Is the frame's SFrame row the one the walk holds, in its quick form?
+ * The frames of a recursion share their return address, so their row.
+ */
+static __always_inline bool
+unwind_user_sframe_cached(const struct unwind_user_state *state, bool topmost)
+{
+	return IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) && !topmost &&
+	       state->sframe_quick.ok && state->ip - 1 == state->sframe_pc;
+}
+
+/*
+ * One frame by the quick form of the SFrame row the walk holds: the CFA,
+ * then the saved words in one user access window, as a frame-pointer
+ * step reads its record. The CFA must rise above the SP, which also ends
+ * loops. Inline here, not in sframe_walk.c: this is the per-frame cost of
+ * a deep walk by tables, and a call per frame shows in it.
+ */
+static __always_inline int
+unwind_user_sframe_quick(struct unwind_user_state *state)
+{
+	const struct unwind_sframe_quick *q = &state->sframe_quick;
+	unsigned long cfa = (q->cfa_fp ? state->fp : state->sp) + q->cfa_off;
+	u64 ra, fp = state->fp;
+
+	if (cfa <= state->sp || cfa & 7)
+		return -EINVAL;
+	if (!user_access_begin((void __user *)(cfa + q->lo_off), q->span))
+		return -EFAULT;
+	unsafe_get_user(ra, (u64 __user *)(cfa + q->ra_off), fault);
+	if (q->fp_saved)
+		unsafe_get_user(fp, (u64 __user *)(cfa + q->fp_off), fault);
+	user_access_end();
+	state->ip = ra;
+	state->sp = cfa;
+	state->fp = fp;
+	return 0;
+fault:
+	user_access_end();
+	return -EFAULT;
+}
+
 /**
  * unwind_user_walk - walk the current task's user stack
  * @state:	where the walk starts (unwind_user_start(), or crafted)
@@ -228,8 +270,12 @@ int unwind_user_walk(struct unwind_user_state *state,
 						       state->ip);
 
 	while (trace->nr < max) {
-		ret = unwind_user_untabled(state, topmost) ? -ENOENT :
-			unwind_sframe_step(state, topmost);
+		if (unwind_user_untabled(state, topmost))
+			ret = -ENOENT;
+		else if (unwind_user_sframe_cached(state, topmost))
+			ret = unwind_user_sframe_quick(state);
+		else
+			ret = unwind_sframe_step(state, topmost);
 		if (!ret)
 			by_sframe = true;
 		if (ret == -ENOENT && topmost)

@@ -161,6 +161,9 @@ bool arch_unwind_user_after_call(struct unwind_user_state *state,
 	if (state->ws != 8 || ra < sizeof(buf) ||
 	    copy_from_user(buf, (void __user *)(ra - sizeof(buf)), sizeof(buf)))
 		return false;
+	/* The usual call, "call rel32": decoding it would say the same. */
+	if (buf[sizeof(buf) - 5] == 0xe8)
+		return true;
 	for (start = 0; start + 2 <= sizeof(buf); start++) {
 		struct insn insn;
 
