@@ -18,12 +18,16 @@
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
-/* One row: from byte @start of the function, CFA = SP or FP + @cfa. */
+/*
+ * One row: from byte @start of the function, CFA = SP or FP + @cfa; an
+ * outermost row has no words (the stack ends there).
+ */
 struct sfk_row {
 	u8	start;
 	bool	fp_based;
 	s8	cfa;
 	s8	fp;		/* saved FP at CFA + fp, if not 0 */
+	bool	outermost;
 };
 
 struct sfk_func {
@@ -110,11 +114,12 @@ static void sfk_build(struct sfk_env *env, int version,
 		}
 		for (j = 0; j < f->nrows; j++) {
 			const struct sfk_row *r = &f->rows[j];
-			int words = r->fp ? 2 : 1;
+			int words = r->outermost ? 0 : r->fp ? 2 : 1;
 
 			env->buf[pos++] = r->start;
 			env->buf[pos++] = (r->fp_based ? 0 : 1) | words << 1;
-			env->buf[pos++] = r->cfa;
+			if (words)
+				env->buf[pos++] = r->cfa;
 			if (r->fp)
 				env->buf[pos++] = r->fp;
 		}
@@ -467,6 +472,98 @@ static void sframe_walk_mixed(struct kunit *test)
 		unwind_sframe_prctl(PR_SFRAME_REMOVE, env->text, 0, 0, 0);
 }
 
+/* A third function, C at 0x300, whose only row is outermost. */
+static const struct sfk_row sfk_rows_c[] = { { 0, false, 0, 0, true } };
+
+static const struct sfk_func sfk_funcs_abc[] = {
+	{ 0x100, 32, 0, ARRAY_SIZE(sfk_rows_a), sfk_rows_a },
+	{ 0x200, 64, 16, ARRAY_SIZE(sfk_rows_b), sfk_rows_b },
+	{ 0x300, 16, 0, ARRAY_SIZE(sfk_rows_c), sfk_rows_c },
+};
+
+/*
+ * Walk a crafted recursion of B (CFA = SP + 24, FP untouched): B+0x208
+ * -> B+0x20c three times -> @last. The first frames find their rows by
+ * lookup, the later ones step by the row the walk holds (its quick form).
+ * The frame pointer is @fp all along, with a record { 0, @fp_ra } there.
+ */
+static void sfk_walk_recursion(struct kunit *test, struct sfk_env *env,
+			       unsigned long last, unsigned long fp,
+			       unsigned long fp_ra)
+{
+	unsigned long s = env->stack + PAGE_SIZE;
+	struct unwind_user_state state = {
+		.ip = env->text + 0x208, .sp = s, .fp = fp, .ws = 8,
+	};
+	u64 zero = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		u64 ra = i < 3 ? env->text + 0x20c : last;
+
+		KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)(s + 24 * i + 16),
+						   &ra, sizeof(ra)), 0);
+	}
+	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)fp, &zero,
+					   sizeof(zero)), 0);
+	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)(fp + 8), &fp_ra,
+					   sizeof(fp_ra)), 0);
+	unwind_user_walk(&state, &env->trace, UNWIND_USER_MAX_DEPTH);
+}
+
+/*
+ * Steps by the row a walk holds, and how walks end: at an outermost row,
+ * at a frame-pointer record below the stack pointer SFrame steps reached,
+ * and at a loop met by a held row.
+ */
+static void sframe_walk_ends(struct kunit *test)
+{
+	struct sfk_env *env = sfk_env(test, 2);
+	unsigned long s = env->stack + PAGE_SIZE, f = s + 0x40;
+	unsigned long x_ip = env->text + 0x800, x2_ip = env->text + 0x810;
+	u64 loop[2] = { f, env->text + 0x108 };
+	struct unwind_user_state state = {
+		.ip = env->text + 0x107, .sp = s, .fp = f, .ws = 8,
+	};
+	int i;
+
+	sfk_build(env, 2, sfk_funcs_abc, ARRAY_SIZE(sfk_funcs_abc));
+	sfk_put(test, env);
+	KUNIT_ASSERT_EQ(test, unwind_sframe_prctl(PR_SFRAME_ADD, env->sec,
+						  env->len, env->text,
+						  env->text + 0x400), 0);
+
+	/* Into C: its row ends the stack, though a frame record follows. */
+	sfk_walk_recursion(test, env, env->text + 0x304, s + 0x100, x_ip);
+	KUNIT_ASSERT_EQ(test, env->trace.nr, 5);
+	for (i = 1; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, env->entries[i], env->text + 0x20c);
+	KUNIT_EXPECT_EQ(test, env->entries[4], env->text + 0x304);
+
+	/* Into X (no table): its frame record lies above the SP, taken. */
+	sfk_walk_recursion(test, env, x_ip, s + 0x100, x2_ip);
+	KUNIT_ASSERT_EQ(test, env->trace.nr, 6);
+	KUNIT_EXPECT_EQ(test, env->entries[4], x_ip);
+	KUNIT_EXPECT_EQ(test, env->entries[5], x2_ip);
+
+	/* The same record below the SP the SFrame steps reached: not taken. */
+	sfk_walk_recursion(test, env, x_ip, s - 0x20, x2_ip);
+	KUNIT_ASSERT_EQ(test, env->trace.nr, 5);
+	KUNIT_EXPECT_EQ(test, env->entries[4], x_ip);
+
+	/*
+	 * A at 0x107 (CFA = FP + 16, FP saved at CFA - 16) saving its own FP:
+	 * the second frame has the held row and a CFA that does not rise.
+	 */
+	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)f, loop,
+					   sizeof(loop)), 0);
+	unwind_user_walk(&state, &env->trace, UNWIND_USER_MAX_DEPTH);
+	KUNIT_ASSERT_EQ(test, env->trace.nr, 2);
+	KUNIT_EXPECT_EQ(test, env->entries[1], env->text + 0x108);
+
+	unwind_sframe_prctl(PR_SFRAME_REMOVE, env->text, 0, 0, 0);
+}
+
 static struct kunit_case sframe_cases[] = {
 	KUNIT_CASE(sframe_good_v1),
 	KUNIT_CASE(sframe_good_v2),
@@ -477,6 +574,7 @@ static struct kunit_case sframe_cases[] = {
 	KUNIT_CASE(sframe_bad_rows),
 	KUNIT_CASE(sframe_v3_flex),
 	KUNIT_CASE(sframe_walk_mixed),
+	KUNIT_CASE(sframe_walk_ends),
 	{}
 };
 
