@@ -78,8 +78,11 @@ clean:
 
 # The perf tool of the prepared tree, with libelf and libdw for symbols and
 # DWARF. Python/Perl scripting and BPF skeletons are off: nothing here uses
-# them and they would need more build dependencies.
+# them and they would need more build dependencies. libunwind is off too:
+# make bench installs it for unw_backtrace(), and perf's DWARF unwinding
+# stays libdw's, as the benchmarks have always measured it.
 PERF_FLAGS := O=$(TOP)/build/perf-obj NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JVMTI=1 \
+	NO_LIBUNWIND=1 \
 	BUILD_BPF_SKEL=0 NO_SHELLCHECK=1 CC="ccache gcc" HOSTCC="ccache gcc" \
 	WERROR=0 prefix=/usr
 
@@ -159,7 +162,9 @@ torture: kernel kselftest
 # Benchmarks: the unwind_bench micro-benchmark and the perf tool on three
 # workloads, in one guest run; bench/report.py writes the table and plot.
 BENCH_PROGS := build/bench/micro build/bench/workload \
-	       build/bench/micro-sframe build/bench/workload-sframe
+	       build/bench/micro-sframe build/bench/workload-sframe \
+	       build/bench/selfstack build/bench/selfstack-sframe \
+	       build/bench/selfstack-noeh
 build/bench/micro: bench/micro.c tools/testing/selftests/unwind/unwind_helpers.h
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -o $@ $<
@@ -176,6 +181,21 @@ build/bench/micro-sframe: bench/micro.c tools/testing/selftests/unwind/unwind_he
 build/bench/workload-sframe: bench/workload.c
 	@mkdir -p $(@D)
 	gcc $(SFRAME_USER_CFLAGS) -o $@ $< -lpthread
+# A program reading its own stack: the kernel's walker against backtrace()
+# and libunwind, with frame pointers, without them but with SFrame tables
+# (and .eh_frame, as distributions build), and with SFrame tables only (no
+# .eh_frame, which the DWARF unwinders need).
+SELFSTACK_DEPS := bench/selfstack.c tools/testing/selftests/unwind/user_backtrace.h
+build/bench/selfstack: $(SELFSTACK_DEPS)
+	@mkdir -p $(@D)
+	gcc $(USER_CFLAGS) -o $@ $< -lunwind
+build/bench/selfstack-sframe: $(SELFSTACK_DEPS)
+	@mkdir -p $(@D)
+	gcc $(SFRAME_USER_CFLAGS) -o $@ $< -lunwind
+build/bench/selfstack-noeh: $(SELFSTACK_DEPS)
+	@mkdir -p $(@D)
+	gcc $(SFRAME_USER_CFLAGS) -fno-asynchronous-unwind-tables -fno-unwind-tables \
+		-o $@ $< -lunwind
 
 # The null system call is also timed on the same guest kernel without the
 # series (CONFIG=nounwind), in boots alternating with the series' kernel.

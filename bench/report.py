@@ -373,6 +373,77 @@ def null_section(raw, series):
     return "\n".join(o), base, ours
 
 
+SELF_BUILDS = [
+    ("selfstack", "frame pointers"),
+    ("selfstack-sframe", "no frame pointers, SFrame and `.eh_frame` "
+     "(`-fomit-frame-pointer -Wa,--gsframe`)"),
+    ("selfstack-noeh", "no frame pointers, SFrame but no `.eh_frame` for its "
+     "own code (`-fno-asynchronous-unwind-tables`)"),
+]
+SELF_METHODS = ["kernel", "backtrace", "libunwind"]
+
+
+def selfstack_section(raw):
+    """A program reading its own stack: the kernel's walker against
+    backtrace() and unw_backtrace(); with targets as (name, value, met)."""
+    path = os.path.join(raw, "selfstack.txt")
+    if not os.path.exists(path):
+        return "", []
+    rows = collections.defaultdict(lambda: collections.defaultdict(list))
+    for line in open(path):
+        f = line.split()
+        if len(f) != 6:
+            continue
+        build, depth, method = f[0], int(f[1]), f[3]
+        rows[(build, depth, method)]["ns"].append(float(f[4]))
+        rows[(build, depth, method)]["frames"].append(int(f[5]))
+    depths = sorted({d for (_, d, _) in rows})
+    o = ["## A program reading its own stack\n",
+         "`bench/selfstack` recurses to each depth and times 200 calls of "
+         "each way to get its own stack: the kernel's walker through "
+         "`prctl(PR_USER_STACK_READ)` (`user_backtrace()` of "
+         "`tools/testing/selftests/unwind/user_backtrace.h`), glibc's "
+         "`backtrace()` and libunwind's `unw_backtrace()`; ns per call, "
+         "median over rounds (spread), and the frames each returned. A "
+         "stack reaches `main` with depth + 4 frames (the recursion, the "
+         "timing loop, main); the C library has no frame pointers, so the "
+         "kernel's frame-pointer walk stops in its start code, where the "
+         "DWARF unwinders go on to `_start`.\n"]
+    reach = {}
+    for build, title in SELF_BUILDS:
+        if not any(b == build for (b, _, _) in rows):
+            continue
+        o.append("### %s\n" % title)
+        o.append("| depth | kernel ns | frames | backtrace() ns | frames | "
+                 "libunwind ns | frames | kernel / backtrace() |")
+        o.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        for d in depths:
+            cells = []
+            for meth in SELF_METHODS:
+                r = rows.get((build, d, meth), {"ns": [], "frames": []})
+                fr = min(r["frames"]) if r["frames"] else 0
+                reach[(build, d, meth)] = fr >= d + 4
+                cells += [spread(r["ns"]), "%d" % fr]
+            k = med(rows[(build, d, "kernel")]["ns"])
+            b = med(rows[(build, d, "backtrace")]["ns"])
+            o.append("| %d | %s | %.2f |" % (d, " | ".join(cells), k / b))
+        o.append("")
+    k64 = med(rows[("selfstack", 64, "kernel")]["ns"])
+    b64 = med(rows[("selfstack", 64, "backtrace")]["ns"])
+    k_all = [reach.get((b, d, "kernel"), False)
+             for b, _ in SELF_BUILDS for d in depths]
+    bt_noeh = [reach.get(("selfstack-noeh", d, "backtrace"), False) for d in depths]
+    targets = [
+        ("own stack: kernel faster than backtrace() per call at 64 frames",
+         "%.0f vs %.0f ns (%.2fx)" % (k64, b64, k64 / b64), k64 < b64),
+        ("own stack: kernel reaches main at every depth, every build "
+         "(backtrace() without .eh_frame: %s)"
+         % ("reaches it" if all(bt_noeh) else "does not"),
+         "%d of %d" % (sum(k_all), len(k_all)), bool(k_all) and all(k_all)),
+    ]
+    return "\n".join(o), targets
+
+
 def main(argv):
     raw, results, plot, command = argv[1:5]
     try:
@@ -483,6 +554,8 @@ def main(argv):
     o.append(bpf_text)
     sframe_text, sframe_targets = sframe_section(raw, m)
     o.append(sframe_text)
+    self_text, self_targets = selfstack_section(raw)
+    o.append(self_text)
 
     n64, i64 = m[(64, "nmi")], m[(64, "irq")]
     flat = med(m[(512, "nmi")]["request"]) / med(m[(8, "nmi")]["request"])
@@ -530,7 +603,7 @@ def main(argv):
          "%.2f vs %.2f" % (mslow("syscall", "defer"), mslow("syscall", "fp")),
          mslow("syscall", "defer") <= mslow("syscall", "fp")),
     ]
-    targets += bpf_targets + sframe_targets
+    targets += bpf_targets + sframe_targets + self_targets
     for name, val, ok in targets:
         o.append("| %s | %s | %s |" % (name, val, "yes" if ok else "**no**"))
     o.append("")

@@ -20,6 +20,7 @@
 #include <asm/inat.h>
 #include <asm/ptrace.h>
 #include <asm/unwind_user.h>
+#include <asm/vdso.h>
 
 /**
  * arch_unwind_user_init - start a walk from the user registers
@@ -90,6 +91,24 @@ static unsigned int unwind_user_insn(struct unwind_user_state *state,
 	return got;
 }
 
+/*
+ * A 32-bit task's system calls return into the vDSO's __kernel_vsyscall,
+ * right after its int $0x80 (SYSENTER and SYSCALL32 returns are moved
+ * there too). That function pushed %ecx, %edx and %ebp and has no frame
+ * of its own; the entry code put the caller's %ebp back in the registers.
+ */
+static bool unwind_user_in_vsyscall(struct unwind_user_state *state)
+{
+#ifdef CONFIG_IA32_EMULATION
+	unsigned long vdso = (unsigned long)current->mm->context.vdso;
+
+	return state->ws == 4 && vdso && !state->ip_base &&
+	       state->ip == (u32)(vdso + vdso_image_32.sym_int80_landing_pad);
+#else
+	return false;
+#endif
+}
+
 /**
  * arch_unwind_user_first_frame - is the sampled function's frame missing?
  * @state:	the walk, at its first frame
@@ -101,6 +120,8 @@ static unsigned int unwind_user_insn(struct unwind_user_state *state,
  * the push (or the endbr before it) or on the ret, the return address is at
  * the stack pointer; sampled on the mov, it is one word above. In all
  * three cases the frame pointer register still holds the caller's frame.
+ * So does a 32-bit task back from a system call in the vDSO, with the
+ * return address three words up.
  *
  * Return: true if the return address must be read at sp + *@sp_off.
  */
@@ -112,6 +133,10 @@ bool arch_unwind_user_first_frame(struct unwind_user_state *state,
 	unsigned int n, i = 0;
 	u8 insn[8];
 
+	if (unwind_user_in_vsyscall(state)) {
+		*sp_off = 3 * state->ws;
+		return true;
+	}
 	n = unwind_user_insn(state, insn, sizeof(insn));
 	if (n >= 5 && !memcmp(insn, endbr, 3) &&
 	    insn[3] == (state->ws == 8 ? 0xfa : 0xfb))

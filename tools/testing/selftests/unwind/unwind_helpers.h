@@ -24,7 +24,8 @@
  * ut_syscall(nr, a, b, c): the system call nr(a, b, c), made from a
  * function with a standard frame. The kernel sees the user IP
  * ut_syscall_ret; the first return address is the one into the caller,
- * which ut_syscall stores in ut_leaf_ra.
+ * which ut_syscall stores in ut_leaf_ra. Arguments four and five are 0
+ * (prctl() wants its unused ones so).
  *
  * ut_syscall_fp(nr, a, b, c, fp): the same with the frame pointer register
  * set to fp during the call (and no frame of its own), to make the kernel
@@ -58,6 +59,8 @@ asm(".text\n"
 	"	mov %rsi, %rdi\n"
 	"	mov %rdx, %rsi\n"
 	"	mov %rcx, %rdx\n"
+	"	xor %r10d, %r10d\n"
+	"	xor %r8d, %r8d\n"
 	"	syscall\n"
 	"ut_syscall_ret:\n"
 	"	pop %rbp\n"
@@ -101,6 +104,7 @@ asm(".text\n"
 #define UT_SYS_EXECVE		59
 #define UT_SYS_EXIT_GROUP	231
 #define UT_SYS_KILL		62
+#define UT_SYS_PRCTL		157
 #elif defined(__i386__)
 asm(".text\n"
 	".globl ut_syscall, ut_syscall_ret, ut_syscall_fp, ut_syscall_fp_ret\n"
@@ -108,14 +112,20 @@ asm(".text\n"
 	"	push %ebp\n"
 	"	mov %esp, %ebp\n"
 	"	push %ebx\n"
+	"	push %esi\n"
+	"	push %edi\n"
 	"	mov 4(%ebp), %eax\n"
 	"	mov %eax, ut_leaf_ra\n"
 	"	mov 8(%ebp), %eax\n"
 	"	mov 12(%ebp), %ebx\n"
 	"	mov 16(%ebp), %ecx\n"
 	"	mov 20(%ebp), %edx\n"
+	"	xor %esi, %esi\n"
+	"	xor %edi, %edi\n"
 	"	int $0x80\n"
 	"ut_syscall_ret:\n"
+	"	pop %edi\n"
+	"	pop %esi\n"
 	"	pop %ebx\n"
 	"	pop %ebp\n"
 	"	ret\n"
@@ -152,6 +162,7 @@ asm(".text\n"
 #define UT_SYS_EXECVE		11
 #define UT_SYS_EXIT_GROUP	252
 #define UT_SYS_KILL		37
+#define UT_SYS_PRCTL		172
 #else
 #error "the unwind selftests know x86 only"
 #endif
