@@ -21,7 +21,11 @@
  *		of this task and freed with the task; NULL for tasks that
  *		were never unwound
  * @cache_nr:	valid entries in @cache
+ * @cache_guessed: how many of them were guessed (see @guess)
  * @cache_cookie: the entry whose walk @cache holds, 0 if none
+ * @guess:	the task asked for guessed frames where the walk stops early
+ *		(prctl(PR_SET_USER_STACK_GUESS)); changed only by the task
+ *		itself, inherited at fork, kept across exec
  */
 struct unwind_task_info {
 	/*
@@ -37,7 +41,9 @@ struct unwind_task_info {
 	u64			cookie;
 	unsigned long		*cache;
 	unsigned int		cache_nr;
+	unsigned int		cache_guessed;
 	u64			cache_cookie;
+	bool			guess;
 };
 
 #endif /* _LINUX_UNWIND_DEFERRED_TYPES_H */

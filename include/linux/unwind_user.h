@@ -72,4 +72,28 @@ static inline bool unwind_sframe_covers(struct unwind_user_state *state,
 
 #endif /* CONFIG_UNWIND_USER_SFRAME */
 
+/* Guessed frames where a walk stops early (kernel/unwind/guess.c). */
+#ifdef CONFIG_UNWIND_USER_GUESS
+
+void unwind_user_guess(struct unwind_user_state *state,
+		       struct unwind_stacktrace *trace, unsigned int max);
+int unwind_user_guess_prctl(int option, unsigned long arg2,
+			    unsigned long arg3, unsigned long arg4,
+			    unsigned long arg5);
+
+#else /* !CONFIG_UNWIND_USER_GUESS */
+
+static inline void unwind_user_guess(struct unwind_user_state *state,
+				     struct unwind_stacktrace *trace,
+				     unsigned int max) { }
+static inline int unwind_user_guess_prctl(int option, unsigned long arg2,
+					  unsigned long arg3,
+					  unsigned long arg4,
+					  unsigned long arg5)
+{
+	return -EINVAL;
+}
+
+#endif /* CONFIG_UNWIND_USER_GUESS */
+
 #endif /* _LINUX_UNWIND_USER_H */

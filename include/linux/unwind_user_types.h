@@ -11,11 +11,14 @@
 /**
  * struct unwind_stacktrace - a user space stack trace
  * @nr:		number of valid entries
+ * @guessed:	how many of the last entries were guessed by scanning the
+ *		stack, not walked (only for tasks that asked for guesses)
  * @entries:	user addresses, innermost first: the interrupted user
  *		instruction pointer, then one return address per frame
  */
 struct unwind_stacktrace {
 	unsigned int	nr;
+	unsigned int	guessed;
 	unsigned long	*entries;
 };
 
@@ -127,6 +130,8 @@ struct unwind_sframe_sec {
  *		frames of a function that recurses share one lookup
  * @sframe_row:	that row
  * @sframe_quick: that row in its quick form, if it has one
+ * @guess:	where the walk stops early, scan the stack for more frames
+ *		(set by the caller after unwind_user_start())
  */
 struct unwind_user_state {
 	unsigned long	ip;
@@ -139,6 +144,7 @@ struct unwind_user_state {
 	unsigned long	sframe_pc;
 	struct unwind_sframe_row sframe_row;
 	struct unwind_sframe_quick sframe_quick;
+	bool		guess;
 };
 
 #endif /* _LINUX_UNWIND_USER_TYPES_H */

@@ -270,6 +270,17 @@ static void trace_user_unwind_resolve(struct trace_user_unwind *uu,
 		__putname(pathbuf);
 }
 
+/* Frames found by scanning the stack get USER_UNWIND_GUESSED in their kind. */
+static void trace_user_unwind_mark_guessed(const struct unwind_stacktrace *trace,
+					   unsigned int nr, u64 *frames)
+{
+	unsigned int i;
+
+	for (i = trace->nr - trace->guessed; i < nr; i++)
+		frames[i * USER_UNWIND_FRAME_WORDS + 3] |=
+			(u64)USER_UNWIND_GUESSED << USER_UNWIND_KIND_SHIFT;
+}
+
 static void trace_user_unwind_callback(struct unwind_work *work,
 				       struct unwind_stacktrace *trace,
 				       u64 cookie)
@@ -309,6 +320,7 @@ static void trace_user_unwind_callback(struct unwind_work *work,
 			memcpy(entry->frames, frames, nr * USER_UNWIND_FRAME_BYTES);
 		else
 			trace_user_unwind_unresolved(trace->entries, nr, entry->frames);
+		trace_user_unwind_mark_guessed(trace, nr, entry->frames);
 		trace_buffer_unlock_commit_nostack(buffer, event);
 	}
 	kfree(frames);
@@ -436,24 +448,27 @@ trace_user_unwind_cookie_raw(struct trace_iterator *iter, int flags,
 static void trace_user_unwind_print_frame(struct trace_seq *s, const u64 *frame)
 {
 	u64 ip = frame[0], offset = frame[1], ino = frame[2];
+	u32 kind = frame[3] >> USER_UNWIND_KIND_SHIFT;
 	dev_t dev = lower_32_bits(frame[3]);
+	/* A guessed frame reads " => ? addr", as the kernel's own guesses. */
+	const char *mark = kind & USER_UNWIND_GUESSED ? "? " : "";
 
-	switch (frame[3] >> USER_UNWIND_KIND_SHIFT) {
+	switch (kind & ~USER_UNWIND_GUESSED) {
 	case USER_UNWIND_FILE:
-		trace_seq_printf(s, " => %#llx +%#llx inode=%llu dev=%u:%u\n",
-				 ip, offset, ino, MAJOR(dev), MINOR(dev));
+		trace_seq_printf(s, " => %s%#llx +%#llx inode=%llu dev=%u:%u\n",
+				 mark, ip, offset, ino, MAJOR(dev), MINOR(dev));
 		break;
 	case USER_UNWIND_ANON:
-		trace_seq_printf(s, " => %#llx +%#llx anon\n", ip, offset);
+		trace_seq_printf(s, " => %s%#llx +%#llx anon\n", mark, ip, offset);
 		break;
 	case USER_UNWIND_VDSO:
-		trace_seq_printf(s, " => %#llx +%#llx vdso\n", ip, offset);
+		trace_seq_printf(s, " => %s%#llx +%#llx vdso\n", mark, ip, offset);
 		break;
 	case USER_UNWIND_UNMAPPED:
-		trace_seq_printf(s, " => %#llx unmapped\n", ip);
+		trace_seq_printf(s, " => %s%#llx unmapped\n", mark, ip);
 		break;
 	default:
-		trace_seq_printf(s, " => %#llx\n", ip);
+		trace_seq_printf(s, " => %s%#llx\n", mark, ip);
 		break;
 	}
 }

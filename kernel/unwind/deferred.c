@@ -200,6 +200,7 @@ static void unwind_user_cached(struct unwind_task_info *info, u64 cookie,
 		if (!info->cache) {
 			/* Answered all the same, with an empty stack. */
 			trace->nr = 0;
+			trace->guessed = 0;
 			trace->entries = NULL;
 			return;
 		}
@@ -207,11 +208,14 @@ static void unwind_user_cached(struct unwind_task_info *info, u64 cookie,
 	trace->entries = info->cache;
 	if (!cookie || info->cache_cookie != cookie) {
 		unwind_user_start(&state, task_pt_regs(current));
+		state.guess = READ_ONCE(info->guess);
 		unwind_user_walk(&state, trace, UNWIND_USER_MAX_DEPTH);
 		info->cache_nr = trace->nr;
+		info->cache_guessed = trace->guessed;
 		info->cache_cookie = cookie;
 	}
 	trace->nr = info->cache_nr;
+	trace->guessed = info->cache_guessed;
 }
 
 /*
@@ -402,6 +406,7 @@ int unwind_user_faultable(struct unwind_stacktrace *trace)
 
 	might_fault();
 	trace->nr = 0;
+	trace->guessed = 0;
 	if (unwind_refuses_task(current))
 		return -EPERM;
 
@@ -525,7 +530,9 @@ void unwind_task_init(struct task_struct *task)
 	info->cookie = 0;
 	info->cache = NULL;
 	info->cache_nr = 0;
+	info->cache_guessed = 0;
 	info->cache_cookie = 0;
+	/* info->guess is the parent's: children guess if it did. */
 }
 
 /**

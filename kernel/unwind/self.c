@@ -19,6 +19,7 @@
  * argument, so no new way to look at another task.
  */
 #include <linux/minmax.h>
+#include <linux/prctl.h>
 #include <linux/uaccess.h>
 #include <linux/unwind_deferred.h>
 #include <linux/unwind_self.h>
@@ -31,8 +32,10 @@
  * @zero:	must be 0 (room for flags)
  *
  * Entry 0 is the user IP after the system call, then one return address
- * per frame, as every deferred client gets them. Nothing is written past
- * @size entries; a fault leaves the entries before it written.
+ * per frame, as every deferred client gets them; entries guessed by
+ * scanning the stack (PR_SET_USER_STACK_GUESS) carry PR_USER_STACK_GUESSED.
+ * Nothing is written past @size entries; a fault leaves the entries
+ * before it written.
  *
  * Context: Task context (the prctl system call), page faults allowed.
  * Return: the number of entries stored; for @size 0, the number there are
@@ -64,8 +67,13 @@ int unwind_user_read_self(unsigned long buf, unsigned long size,
 	 */
 	if (!user_write_access_begin(out, n * sizeof(*out)))
 		return -EFAULT;
-	for (i = 0; i < n; i++)
-		unsafe_put_user((u64)trace.entries[skip + i], &out[i], fault);
+	for (i = 0; i < n; i++) {
+		u64 ip = trace.entries[skip + i];
+
+		if (skip + i >= trace.nr - trace.guessed)
+			ip |= PR_USER_STACK_GUESSED;
+		unsafe_put_user(ip, &out[i], fault);
+	}
 	user_write_access_end();
 	return n;
 fault:

@@ -162,7 +162,7 @@ static int unwind_user_first_frame(struct unwind_user_state *state)
  * frame pointer and return address, and the caller's stack pointer is
  * right above it. Records must rise (@last is the previous one), which
  * ends loops; after SFrame steps, the record must also lie above the
- * stack pointer they reached.
+ * stack pointer they reached. A walk that guesses checks more (below).
  */
 static __always_inline int
 unwind_user_fp_step(struct unwind_user_state *state, unsigned long *last,
@@ -171,13 +171,22 @@ unwind_user_fp_step(struct unwind_user_state *state, unsigned long *last,
 	unsigned long fp = state->fp, next, ra;
 
 	if (!fp || fp & (state->ws - 1) || fp <= *last ||
-	    (above_sp && fp < state->sp))
+	    ((above_sp || state->guess) && fp < state->sp))
 		return -EINVAL;
 	/* Checks that the record lies in user space, too. */
 	if (unwind_user_read_frame(state,
 				   unwind_user_addr(state, state->sp_base, fp),
 				   &next, &ra))
 		return -EFAULT;
+	/*
+	 * A walk that guesses where it stops must stop where it goes wrong:
+	 * code without frame pointers leaves anything in the register, and a
+	 * step through it would start the scan past real frames, or end the
+	 * walk as if at the stack's end (a return address of 0).
+	 */
+	if (state->guess && state->ws == 8 &&
+	    (!ra || !arch_unwind_user_after_call(state, ra)))
+		return -EINVAL;
 	*last = fp;
 	state->ip = ra;
 	state->sp = fp + 2 * state->ws;
@@ -250,7 +259,9 @@ fault:
  * @max:	most entries to store
  *
  * Each frame is stepped by its SFrame row where a table covers its IP,
- * else by frame pointers.
+ * else by frame pointers. If @state->guess is set and the walk stops
+ * before the stack's end, the stack above is scanned for return addresses
+ * (unwind_user_guess()), counted in @trace->guessed.
  *
  * Context: Task context, page faults allowed.
  * Return: the number of entries stored (also in @trace->nr).
@@ -258,12 +269,14 @@ fault:
 int unwind_user_walk(struct unwind_user_state *state,
 		     struct unwind_stacktrace *trace, unsigned int max)
 {
-	bool topmost = true, by_sframe = false;
+	bool topmost = true, by_sframe = false, ended = false;
 	unsigned long last_fp = 0;
+	unsigned int walked;
 	int ret;
 
 	might_fault();
 	trace->nr = 0;
+	trace->guessed = 0;
 	if (!max || !state->ip)
 		return 0;
 	trace->entries[trace->nr++] = unwind_user_addr(state, state->ip_base,
@@ -282,14 +295,24 @@ int unwind_user_walk(struct unwind_user_state *state,
 			ret = unwind_user_first_frame(state);
 		if (ret == -ENOENT)
 			ret = unwind_user_fp_step(state, &last_fp, by_sframe);
-		if (ret || !state->ip)
+		/* A return address of 0, or a table's outermost row. */
+		if (ret == 1 || (!ret && !state->ip)) {
+			ended = true;
+			break;
+		}
+		if (ret)
 			break;
 		topmost = false;
 		trace->entries[trace->nr++] = unwind_user_addr(state,
 							       state->ip_base,
 							       state->ip);
 	}
+	/* Stopped early, not at the stack's end: guess on, if asked to. */
+	if (state->guess && !ended && trace->nr < max)
+		unwind_user_guess(state, trace, max);
+	walked = trace->nr - trace->guessed;
 	unwind_user_check_text(trace);
+	trace->guessed = trace->nr > walked ? trace->nr - walked : 0;
 	return trace->nr;
 }
 EXPORT_SYMBOL_IF_KUNIT(unwind_user_walk);

@@ -29,7 +29,8 @@
  *
  * ut_syscall_fp(nr, a, b, c, fp): the same with the frame pointer register
  * set to fp during the call (and no frame of its own), to make the kernel
- * walk a crafted stack. Its user IP is ut_syscall_fp_ret.
+ * walk a crafted stack. Its user IP is ut_syscall_fp_ret. Argument four is
+ * 0, and five is fp (x86-64).
  *
  * ut_spin(n, ...): n turns of a loop in user mode, in a function with a
  * standard frame that also stores its return address in ut_leaf_ra. An
@@ -72,6 +73,7 @@ asm(".text\n"
 	"	mov %rsi, %rdi\n"
 	"	mov %rdx, %rsi\n"
 	"	mov %rcx, %rdx\n"
+	"	xor %r10d, %r10d\n"
 	"	syscall\n"
 	"ut_syscall_fp_ret:\n"
 	"	pop %rbp\n"
