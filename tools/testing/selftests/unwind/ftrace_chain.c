@@ -13,9 +13,13 @@
  *   ftrace_chain getpriority WHICH WHO	getpriority(WHICH, WHO)
  *   ftrace_chain setaffinity CPU	move itself to CPU (from another one)
  *   ftrace_chain read			read one byte from standard input
+ *
+ * Built with UNWIND_CHAIN_GUESS (ftrace_chain_guess: no frame pointers, no
+ * SFrame), it first asks for guessed frames (PR_SET_USER_STACK_GUESS).
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 
 #define UNWIND_CHAIN_NO_HARNESS
@@ -73,6 +77,12 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		return print_usage(argv[0]);
+#ifdef UNWIND_CHAIN_GUESS
+	if (prctl(0x55534753 /* PR_SET_USER_STACK_GUESS */, 1, 0, 0, 0)) {
+		perror("PR_SET_USER_STACK_GUESS");
+		return 1;
+	}
+#endif
 	if (!strcmp(argv[1], "getpriority") && argc == 4) {
 		chain_run(SYS_getpriority, atol(argv[2]), atol(argv[3]), 0);
 	} else if (!strcmp(argv[1], "setaffinity") && argc == 3) {

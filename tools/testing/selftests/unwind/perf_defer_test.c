@@ -17,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "../kselftest_harness.h"
@@ -907,6 +908,63 @@ TEST_F(perf_defer, needs_callchain)
 	EXPECT_EQ(EINVAL, errno);
 }
 
+#ifdef UNWIND_GUESS_BUILD
+#ifndef PR_SET_USER_STACK_GUESS
+#define PR_SET_USER_STACK_GUESS	0x55534753
+#endif
+
+/* Index of a PERF_CONTEXT_USER in a record's addresses, from @from; or -1. */
+static int user_mark(const struct item *rec, int from)
+{
+	for (int i = from; i < rec->nr; i++)
+		if (rec->ips[i] == (unsigned long)PERF_CONTEXT_USER)
+			return i;
+	return -1;
+}
+
+/*
+ * Guessed frames (perf_defer_test_guess: no frame pointers, no SFrame):
+ * the walk stops after ut_syscall's own frame, and the chain found by
+ * scanning the stack follows one PERF_CONTEXT_USER in the record.
+ */
+TEST_F(perf_defer, guessed_frames)
+{
+	struct ring *r = &rings[0];
+	struct perf_event_attr attr;
+	int checked = 0;
+
+	ASSERT_EQ(0, prctl(PR_SET_USER_STACK_GUESS, 1, 0, 0, 0));
+	base_attr(&attr);
+	ASSERT_EQ(0, ring_open(r, &attr, -1));
+	rings_run(r, 1, 40);
+	ASSERT_EQ(0, prctl(PR_SET_USER_STACK_GUESS, 0, 0, 0, 0));
+	chain_prime();
+
+	for (int i = 0; i < r->n; i++) {
+		struct item *rec = &r->item[i];
+		int mark, k = 0;
+
+		if (!rec->is_record || !rec->nr ||
+		    rec->ips[0] != (unsigned long)ut_syscall_ret)
+			continue;
+		checked++;
+		mark = user_mark(rec, 0);
+		/* ut_syscall keeps a frame: its IP and return are walked. */
+		ASSERT_GE(mark, 2);
+		EXPECT_EQ(rec->ips[1], ut_leaf_ra);
+		EXPECT_EQ(-1, user_mark(rec, mark + 1));
+		/* The chain's return addresses, in order, after the mark. */
+		for (int j = mark + 1; j < rec->nr && k < CHAIN_LEN; j++)
+			if (rec->ips[j] == chain_ra[CHAIN_LEN - 1 - k])
+				k++;
+		EXPECT_GE(k * 10, CHAIN_LEN * 9);
+	}
+	TH_LOG("%d records of the chain checked", checked);
+	EXPECT_GT(checked, 0);
+	ring_close(r);
+}
+#endif /* UNWIND_GUESS_BUILD */
+
 #ifdef UNWIND_SFRAME_BUILD
 /*
  * Built without frame pointers and with an SFrame table: the chain's
@@ -917,6 +975,16 @@ int main(int argc, char **argv)
 {
 	static char * const args[] = {
 		"perf_defer_test_sframe", "-t", "task_event", NULL
+	};
+
+	return test_harness_run(3, (char **)args);
+}
+#elif defined(UNWIND_GUESS_BUILD)
+/* Built without frame pointers or SFrame: the guessed frames' case only. */
+int main(int argc, char **argv)
+{
+	static char * const args[] = {
+		"perf_defer_test_guess", "-t", "guessed_frames", NULL
 	};
 
 	return test_harness_run(3, (char **)args);
