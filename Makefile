@@ -164,7 +164,7 @@ torture: kernel kselftest
 BENCH_PROGS := build/bench/micro build/bench/workload \
 	       build/bench/micro-sframe build/bench/workload-sframe \
 	       build/bench/selfstack build/bench/selfstack-sframe \
-	       build/bench/selfstack-noeh
+	       build/bench/selfstack-noeh build/bench/guess
 build/bench/micro: bench/micro.c tools/testing/selftests/unwind/unwind_helpers.h
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -o $@ $<
@@ -197,13 +197,23 @@ build/bench/selfstack-noeh: $(SELFSTACK_DEPS)
 	gcc $(SFRAME_USER_CFLAGS) -fno-asynchronous-unwind-tables -fno-unwind-tables \
 		-o $@ $< -lunwind
 
+# Guessed frames against backtrace()'s, on the selftests' chain built the
+# way distributions build code: no frame pointers, no SFrame.
+build/bench/guess: bench/guess.c tools/testing/selftests/unwind/unwind_chain.h \
+		   tools/testing/selftests/unwind/unwind_helpers.h \
+		   tools/testing/selftests/unwind/user_backtrace.h
+	@mkdir -p $(@D)
+	gcc -O2 -g -Wall -fomit-frame-pointer -fno-optimize-sibling-calls -fno-inline \
+		-o $@ $<
+
 # The null system call is also timed on the same guest kernel without the
 # series (CONFIG=nounwind), in boots alternating with the series' kernel.
 NULL_BOOTS ?= 3
-bench: kernel perf unwindprof $(BENCH_PROGS)
+bench: kernel perf unwindprof $(BENCH_PROGS) build/real/zstd
 	@+$(MAKE) --no-print-directory kernel CONFIG=nounwind
 	@rm -rf build/bench-out && mkdir -p build/bench-out
-	@harness/vm-run --timeout 3600 --mem 3072 --nmi --rw $(TOP)/build/bench-out -- \
+	@harness/vm-run --timeout 3600 --mem 3072 --nmi --rw $(TOP)/build/bench-out \
+		--env ZSTD=$(TOP)/build/real/zstd --env SRC=$(TOP)/build/linux -- \
 		$(TOP)/bench/run-guest $(TOP)/build/bench-out $(TOP)/build/bin/perf $(TOP)/build/bench \
 		$(TOP)/build/bin/unwindprof
 	@for i in $$(seq $(NULL_BOOTS)); do for k in nounwind $(CONFIG); do \

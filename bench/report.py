@@ -444,6 +444,70 @@ def selfstack_section(raw):
     return "\n".join(o), targets
 
 
+def guess_section(raw):
+    """Guessed frames: recall and precision on the selftests' chain against
+    backtrace(), and on zstd against its frame-pointer build."""
+    path = os.path.join(raw, "guess.txt")
+    if not os.path.exists(path):
+        return "", []
+    runs = []
+    for line in open(path):
+        f = line.split()
+        if len(f) == 7 and f[0] == "chain":
+            true, rep, guessed, matched, gtrue = map(int, f[2:7])
+            runs.append((matched / max(true, 1), gtrue / max(guessed, 1),
+                         true, rep, guessed))
+    o = ["## Guessed frames\n",
+         "`bench/guess`: the selftests' 60-frame chain built without frame "
+         "pointers and without SFrame (`-fomit-frame-pointer`) reads its own "
+         "stack at the chain's end with guessing on "
+         "(`PR_SET_USER_STACK_GUESS`, `PR_USER_STACK_READ`) and with glibc's "
+         "`backtrace()` (by `.eh_frame`: the truth). Recall: true frames "
+         "found (longest common subsequence); precision: guessed frames that "
+         "are true. Median over %d runs (spread).\n" % len(runs),
+         "| program | true frames | reported | guessed | recall | precision |",
+         "| --- | --- | --- | --- | --- | --- |"]
+    rec = [r[0] for r in runs]
+    prec = [r[1] for r in runs]
+    if runs:
+        o.append("| chain (bench/guess) | %.0f | %.0f | %.0f | %s | %s |" % (
+            med([r[2] for r in runs]), med([r[3] for r in runs]),
+            med([r[4] for r in runs]), spread(rec, "%.3f"),
+            spread(prec, "%.3f")))
+    zpath = os.path.join(raw, "zstd-guess.txt")
+    zstd = {}
+    if os.path.exists(zpath):
+        for line in open(zpath):
+            f = line.split()
+            if line.startswith("# zstd-nofp") and "recall" in f:
+                kind = "walked only" if "walked" in line else "guessed frames"
+                zstd[kind] = (f[f.index("samples") + 1], f[f.index("recall") + 1],
+                              f[f.index("precision") + 1])
+    for kind in ("walked only", "guessed frames"):
+        if kind in zstd:
+            n, r, p = zstd[kind]
+            o.append("| zstd -T4, no frame pointers, %s (%s samples) | | | | %s | %s |"
+                     % (kind, n, r, p))
+    o.append("")
+    if zstd:
+        o.append("zstd: `harness/tests/guest/real-zstd-guess.sh` records zstd "
+                 "from Debian's sources built without frame pointers or SFrame "
+                 "under `perf record --call-graph fp,defer`, without and with "
+                 "guessing, and the frame-pointer build; the truth for a "
+                 "sample is the frame-pointer build's most common chain in the "
+                 "same place (innermost function, kernel entry), compared by "
+                 "function name. What lowers its precision: return addresses "
+                 "left behind in callers' frames by earlier calls, which "
+                 "still point right after a call instruction.\n")
+    targets = [
+        ("guessed frames: recall at least 0.9 on the test chain",
+         "%.3f" % med(rec), bool(rec) and med(rec) >= 0.9),
+        ("guessed frames: precision at least 0.8 on the test chain",
+         "%.3f" % med(prec), bool(prec) and med(prec) >= 0.8),
+    ]
+    return "\n".join(o), targets
+
+
 def main(argv):
     raw, results, plot, command = argv[1:5]
     try:
@@ -556,6 +620,8 @@ def main(argv):
     o.append(sframe_text)
     self_text, self_targets = selfstack_section(raw)
     o.append(self_text)
+    guess_text, guess_targets = guess_section(raw)
+    o.append(guess_text)
 
     n64, i64 = m[(64, "nmi")], m[(64, "irq")]
     flat = med(m[(512, "nmi")]["request"]) / med(m[(8, "nmi")]["request"])
@@ -603,7 +669,7 @@ def main(argv):
          "%.2f vs %.2f" % (mslow("syscall", "defer"), mslow("syscall", "fp")),
          mslow("syscall", "defer") <= mslow("syscall", "fp")),
     ]
-    targets += bpf_targets + sframe_targets + self_targets
+    targets += bpf_targets + sframe_targets + self_targets + guess_targets
     for name, val, ok in targets:
         o.append("| %s | %s | %s |" % (name, val, "yes" if ok else "**no**"))
     o.append("")

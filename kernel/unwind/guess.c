@@ -13,8 +13,10 @@
  * A word looks like a return address when it points into an executable
  * file mapping (not anonymous memory: JIT code is not guessed) right
  * after a call instruction, which arch_unwind_user_after_call() decodes
- * from the bytes before it. Stale return addresses left in a caller's
- * frame pass this test too: guesses are guesses.
+ * from the bytes before it; and, for a direct call within one object,
+ * when the call's target starts the function of the frame below (found
+ * last). Stale return addresses left in a caller's frame by earlier calls
+ * can pass these tests too: guesses are guesses.
  *
  * Bounds: UNWIND_GUESS_WORDS words of stack (the scan also ends where the
  * stack stops being readable) and the room left in the trace. The scan
@@ -29,6 +31,7 @@
 #include <linux/prctl.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/sizes.h>
 #include <linux/uaccess.h>
 #include <linux/unwind_user.h>
 #include <asm/unwind_user.h>
@@ -38,11 +41,32 @@
 /* Words copied from the stack and checked against the VMAs at once. */
 #define UNWIND_GUESS_CHUNK	32
 
+/*
+ * A direct call at a guessed return address must call the function the
+ * frame below it is in: its target at or below that frame's IP, at most
+ * this far. Larger functions exist; they lose guesses, never gain false
+ * ones.
+ */
+#define UNWIND_GUESS_FUNC_MAX	SZ_256K
+
+/* An object (file) a word points into: its inode and device. */
+struct unwind_guess_obj {
+	unsigned long	ino;
+	dev_t		dev;
+};
+
 /* The last VMA a word fell in, so that runs of stack words cost no lookup. */
 struct unwind_guess_vma {
-	unsigned long	start;
-	unsigned long	end;
-	bool		code;
+	unsigned long		start;
+	unsigned long		end;
+	bool			code;
+	struct unwind_guess_obj	obj;
+};
+
+/* A word that points into code, and the object it points into. */
+struct unwind_guess_cand {
+	unsigned long		addr;
+	struct unwind_guess_obj	obj;
 };
 
 /* Does @addr point into an executable file mapping? mmap_lock held. */
@@ -62,7 +86,46 @@ static bool unwind_guess_in_code(struct mm_struct *mm, unsigned long addr,
 	last->start = vma->vm_start;
 	last->end = vma->vm_end;
 	last->code = (vma->vm_flags & VM_EXEC) && vma->vm_file;
+	if (last->code) {
+		struct inode *inode = file_inode(vma->vm_file);
+
+		last->obj.ino = inode->i_ino;
+		last->obj.dev = inode->i_sb->s_dev;
+	}
 	return last->code;
+}
+
+/* Is the code at @addr a PLT entry: "jmp *disp(%rip)", maybe after endbr64? */
+static bool unwind_guess_plt(unsigned long addr)
+{
+	static const u8 endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	u8 b[8];
+	int i = 0;
+
+	if (copy_from_user(b, (void __user *)addr, sizeof(b)))
+		return false;
+	if (!memcmp(b, endbr64, sizeof(endbr64)))
+		i = 4;
+	if (b[i] == 0xf2)		/* bnd jmp */
+		i++;
+	return i + 1 < sizeof(b) && b[i] == 0xff && b[i + 1] == 0x25;
+}
+
+/*
+ * Does the call before @ra (to @target, 0 if indirect) fit the frame below
+ * it, at @prev_pc? Indirect calls cannot be checked, nor calls into
+ * another object (through its PLT); a call through this object's own PLT
+ * cannot either.
+ */
+static bool unwind_guess_fits(const struct unwind_guess_cand *c,
+			      unsigned long target, unsigned long prev_pc,
+			      const struct unwind_guess_obj *prev_obj)
+{
+	if (!target || c->obj.ino != prev_obj->ino || c->obj.dev != prev_obj->dev)
+		return true;
+	if (target <= prev_pc && prev_pc - target < UNWIND_GUESS_FUNC_MAX)
+		return true;
+	return unwind_guess_plt(target);
 }
 
 /*
@@ -96,32 +159,46 @@ static unsigned int unwind_guess_copy(unsigned long addr, u64 *words,
 void unwind_user_guess(struct unwind_user_state *state,
 		       struct unwind_stacktrace *trace, unsigned int max)
 {
+	struct unwind_guess_cand cand[UNWIND_GUESS_CHUNK];
+	struct unwind_guess_obj prev_obj = { };
 	struct unwind_guess_vma last = { };
 	struct mm_struct *mm = current->mm;
 	unsigned long addr = ALIGN(state->sp, sizeof(u64));
-	unsigned long cand[UNWIND_GUESS_CHUNK];
+	unsigned long prev_pc, target;
 	u64 words[UNWIND_GUESS_CHUNK];
 	unsigned int scanned = 0;
 
 	/* The call decoder knows 64-bit code only. */
-	if (!mm || state->ws != 8)
+	if (!mm || state->ws != 8 || !trace->nr)
 		return;
+	/* The frame below the first guess: the last one walked. */
+	prev_pc = trace->entries[trace->nr - 1] - (trace->nr > 1);
 	while (scanned < UNWIND_GUESS_WORDS && trace->nr < max) {
 		unsigned int n, i, nc = 0;
 
 		n = unwind_guess_copy(addr, words, UNWIND_GUESS_CHUNK);
 		if (!n || mmap_read_lock_killable(mm))
 			return;
-		for (i = 0; i < n; i++)
-			if (unwind_guess_in_code(mm, words[i], &last))
-				cand[nc++] = words[i];
+		if (!scanned && unwind_guess_in_code(mm, prev_pc, &last))
+			prev_obj = last.obj;
+		for (i = 0; i < n; i++) {
+			if (!unwind_guess_in_code(mm, words[i], &last))
+				continue;
+			cand[nc].addr = words[i];
+			cand[nc++].obj = last.obj;
+		}
 		mmap_read_unlock(mm);
 
 		for (i = 0; i < nc && trace->nr < max; i++) {
-			if (!arch_unwind_user_after_call(state, cand[i]))
+			if (!arch_unwind_user_after_call(state, cand[i].addr,
+							 &target) ||
+			    !unwind_guess_fits(&cand[i], target, prev_pc,
+					       &prev_obj))
 				continue;
-			trace->entries[trace->nr++] = cand[i];
+			trace->entries[trace->nr++] = cand[i].addr;
 			trace->guessed++;
+			prev_pc = cand[i].addr - 1;
+			prev_obj = cand[i].obj;
 		}
 		if (n < UNWIND_GUESS_CHUNK || fatal_signal_pending(current))
 			return;

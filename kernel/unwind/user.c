@@ -149,7 +149,7 @@ static int unwind_user_first_frame(struct unwind_user_state *state)
 	if (state->ws == 8 &&
 	    !unwind_user_read_word(state, state->sp, &ra) &&
 	    unwind_sframe_covers(state, ra) &&
-	    arch_unwind_user_after_call(state, ra)) {
+	    arch_unwind_user_after_call(state, ra, NULL)) {
 		state->ip = ra;
 		state->sp += state->ws;
 		return 0;
@@ -185,7 +185,7 @@ unwind_user_fp_step(struct unwind_user_state *state, unsigned long *last,
 	 * walk as if at the stack's end (a return address of 0).
 	 */
 	if (state->guess && state->ws == 8 &&
-	    (!ra || !arch_unwind_user_after_call(state, ra)))
+	    (!ra || !arch_unwind_user_after_call(state, ra, NULL)))
 		return -EINVAL;
 	*last = fp;
 	state->ip = ra;

@@ -169,6 +169,8 @@ bool arch_unwind_user_first_frame(struct unwind_user_state *state,
  * arch_unwind_user_after_call - does a call instruction end right at @ra?
  * @state:	the walk (64-bit tasks only)
  * @ra:		a word from the stack that may be a return address
+ * @target:	if not NULL, set to the called address for a direct call,
+ *		0 for an indirect one
  *
  * A leaf without a frame leaves no trace but its return address at the
  * stack pointer; the walker takes that word for one only if the bytes
@@ -178,17 +180,24 @@ bool arch_unwind_user_first_frame(struct unwind_user_state *state,
  * Return: true if an instruction ending at @ra is a call.
  */
 bool arch_unwind_user_after_call(struct unwind_user_state *state,
-				 unsigned long ra)
+				 unsigned long ra, unsigned long *target)
 {
 	unsigned int start;
 	u8 buf[8];
+	s32 rel;
 
 	if (state->ws != 8 || ra < sizeof(buf) ||
 	    copy_from_user(buf, (void __user *)(ra - sizeof(buf)), sizeof(buf)))
 		return false;
 	/* The usual call, "call rel32": decoding it would say the same. */
-	if (buf[sizeof(buf) - 5] == 0xe8)
+	if (buf[sizeof(buf) - 5] == 0xe8) {
+		memcpy(&rel, buf + sizeof(buf) - 4, sizeof(rel));
+		if (target)
+			*target = ra + rel;
 		return true;
+	}
+	if (target)
+		*target = 0;
 	for (start = 0; start + 2 <= sizeof(buf); start++) {
 		struct insn insn;
 
@@ -196,9 +205,14 @@ bool arch_unwind_user_after_call(struct unwind_user_state *state,
 				INSN_MODE_64) ||
 		    insn.length != sizeof(buf) - start)
 			continue;
-		if (insn.opcode.bytes[0] == 0xe8 ||
-		    (insn.opcode.bytes[0] == 0xff &&
-		     X86_MODRM_REG(insn.modrm.bytes[0]) == 2))
+		/* A prefixed "call rel32" (bnd call, for one). */
+		if (insn.opcode.bytes[0] == 0xe8) {
+			if (target)
+				*target = ra + insn.immediate.value;
+			return true;
+		}
+		if (insn.opcode.bytes[0] == 0xff &&
+		    X86_MODRM_REG(insn.modrm.bytes[0]) == 2)
 			return true;
 	}
 	return false;

@@ -15,6 +15,6 @@ void arch_unwind_user_init(struct unwind_user_state *state,
 bool arch_unwind_user_first_frame(struct unwind_user_state *state,
 				  unsigned long *sp_off);
 bool arch_unwind_user_after_call(struct unwind_user_state *state,
-				 unsigned long ra);
+				 unsigned long ra, unsigned long *target);
 
 #endif /* _ASM_X86_UNWIND_USER_H */

@@ -58,7 +58,8 @@ user_stack_read(uint64_t *buf, unsigned long size, unsigned long skip)
 	return ret;
 }
 
-static __attribute__((noinline)) int user_backtrace(void **buffer, int size)
+static __attribute__((noinline, unused)) int
+user_backtrace(void **buffer, int size)
 {
 	uint64_t ips[USER_BACKTRACE_MAX];
 	long n;
