@@ -37,6 +37,9 @@ def samples(path):
             continue
         if line[0] in " \t":
             f = line.split()
+            # perf script marks a guessed frame "ADDRESS ? SYMBOL".
+            if len(f) > 2 and f[1] == "?":
+                del f[1]
             if len(f) < 2:
                 continue
             if "kernel.kallsyms" in line:

@@ -52,6 +52,12 @@ stitched=$(stat_of /tmp/guess.data DEFERRED_STITCHED)
 check '[ "$lost" -eq 0 ] && [ "$stitched" -gt 0 ]' \
 	"guess: $stitched samples stitched, $lost lost"
 
+# perf script marks guessed frames "ADDRESS ? SYMBOL", and only those.
+marked=$(grep -cE '^[[:space:]]+[0-9a-f]+ \? ' /tmp/guess.script)
+unmarked=$(grep -cE '^[[:space:]]+[0-9a-f]+ \? ' /tmp/nofp.script)
+check '[ "$marked" -gt 0 ] && [ "$unmarked" -eq 0 ]' \
+	"perf script marks $marked guessed frames, none without guessing"
+
 read -r _ s0 _ r0 _ p0 < <(python3 "$here/guess_quality.py" /tmp/fp.script /tmp/nofp.script)
 read -r _ s1 _ r1 _ p1 < <(python3 "$here/guess_quality.py" /tmp/fp.script /tmp/guess.script)
 echo "# zstd-nofp, walked only: samples $s0 recall $r0 precision $p0"
