@@ -8,6 +8,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "bpf_defer.h"
 
@@ -144,7 +145,7 @@ int on_uprobe_sleepable(struct pt_regs *regs)
 		return 0;
 	s->type = BD_GOT_STACK;
 	s->tid = (__u32)bpf_get_current_pid_tgid();
-	s->pad = 0;
+	s->guessed = 0;
 	s->cookie = 0;
 	n = bpf_get_stack(regs, s->ips, sizeof(s->ips), BPF_F_USER_STACK);
 	s->nr = n < 0 ? 0 : n / sizeof(__u64);
@@ -178,7 +179,9 @@ int BPF_PROG(on_stack, __u64 cookie, const struct unwind_stacktrace *trace)
 	s->type = BD_STACK;
 	s->tid = (__u32)bpf_get_current_pid_tgid();
 	s->nr = trace->nr;
-	s->pad = 0;
+	/* Kernels without guessed frames have no such field. */
+	s->guessed = bpf_core_field_exists(trace->guessed) ?
+		     BPF_CORE_READ(trace, guessed) : 0;
 	s->cookie = cookie;
 	if (bpf_probe_read_kernel(s->ips, nr * sizeof(__u64), trace->entries))
 		s->nr = 0;

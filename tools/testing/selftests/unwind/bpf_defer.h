@@ -40,12 +40,16 @@ struct bd_request {
 	__u32 user_mode;
 };
 
-/* A stack delivered through the unwind_user_stack_tp tracepoint. */
+/*
+ * A stack delivered through the unwind_user_stack_tp tracepoint, or got
+ * with bpf_get_stack(); guessed: how many of the last entries the kernel
+ * guessed (tracepoint stacks; 0 for the others).
+ */
 struct bd_stack {
 	__u32 type;
 	__u32 tid;
 	__u32 nr;
-	__u32 pad;
+	__u32 guessed;
 	__u64 cookie;
 	__u64 ips[BD_MAX_FRAMES];
 };

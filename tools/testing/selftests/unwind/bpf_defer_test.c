@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -526,6 +527,44 @@ TEST_F(bpf_defer, sleepable_get_stack_faults_and_shares)
 	munmap(map, 4096);
 	close(fd);
 	unlink(file);
+}
+
+/*
+ * Guessed frames (PR_SET_USER_STACK_GUESS): at a uprobe whose frame pointer
+ * is 0, the walk stops at once and the stack above is scanned. The
+ * tracepoint's stack counts the guesses; bpf_get_stack() on the same walk,
+ * whose output cannot mark them, gets the walked entries only.
+ */
+TEST_F(bpf_defer, guessed_frames)
+{
+	struct bd_stack *walked, *s;
+	char path[256];
+	long off;
+	int n;
+
+	bpf_program__set_autoload(self->c.skel->progs.on_uprobe_sleepable, true);
+	start(_metadata, &self->c);
+	off = file_offset_of((unsigned long)ut_fp_probe_at, path, sizeof(path));
+	ASSERT_LT(0, off);
+	add_link(_metadata, &self->c,
+		 bpf_program__attach_uprobe(self->c.skel->progs.on_uprobe_sleepable,
+					    false, 0, path, off));
+
+	ASSERT_EQ(0, prctl(0x55534753 /* PR_SET_USER_STACK_GUESS */, 1, 0, 0, 0));
+	ut_fp_probe(0);
+	ASSERT_EQ(0, prctl(0x55534753, 0, 0, 0, 0));
+	check_answers(_metadata, &self->c);
+	ASSERT_EQ(1, got.nreq);
+	ASSERT_EQ(1, got.nwalked);
+	walked = &got.walked[0];
+	s = stack_of(got.req[0].tid, got.req[0].cookie, &n);
+	ASSERT_NE(NULL, s);
+	TH_LOG("tracepoint: %u entries, %u guessed; bpf_get_stack: %u",
+	       s->nr, s->guessed, walked->nr);
+	EXPECT_GT(s->guessed, 0);
+	EXPECT_EQ(s->nr - s->guessed, walked->nr);
+	for (int i = 0; i < (int)walked->nr && i < BD_MAX_FRAMES; i++)
+		EXPECT_EQ(s->ips[i], walked->ips[i]);
 }
 
 /*
