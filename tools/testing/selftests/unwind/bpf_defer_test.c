@@ -469,6 +469,22 @@ TEST_F(bpf_defer, uprobe)
 	}
 }
 
+/* Start the sleepable uprobe program, attached at ut_fp_probe_at. */
+static void start_sleepable_probe(struct __test_metadata *_metadata,
+				  struct bd_ctx *c)
+{
+	char path[256];
+	long off;
+
+	bpf_program__set_autoload(c->skel->progs.on_uprobe_sleepable, true);
+	start(_metadata, c);
+	off = file_offset_of((unsigned long)ut_fp_probe_at, path, sizeof(path));
+	ASSERT_LT(0, off);
+	add_link(_metadata, c,
+		 bpf_program__attach_uprobe(c->skel->progs.on_uprobe_sleepable,
+					    false, 0, path, off));
+}
+
 /*
  * bpf_get_stack(BPF_F_USER_STACK) in a sleepable uprobe program walks
  * with page faults allowed, and shares the walk with a deferred request of
@@ -482,18 +498,10 @@ TEST_F(bpf_defer, sleepable_get_stack_faults_and_shares)
 	static const char file[] = "/tmp/bpf_defer_frames";
 	struct { unsigned long next, ra; } f[4];
 	struct bd_stack *walked, *s;
-	char path[256];
-	long off;
 	void *map;
 	int fd, n;
 
-	bpf_program__set_autoload(self->c.skel->progs.on_uprobe_sleepable, true);
-	start(_metadata, &self->c);
-	off = file_offset_of((unsigned long)ut_fp_probe_at, path, sizeof(path));
-	ASSERT_LT(0, off);
-	add_link(_metadata, &self->c,
-		 bpf_program__attach_uprobe(self->c.skel->progs.on_uprobe_sleepable,
-					    false, 0, path, off));
+	start_sleepable_probe(_metadata, &self->c);
 
 	fd = open(file, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	ASSERT_LE(0, fd);
@@ -538,17 +546,9 @@ TEST_F(bpf_defer, sleepable_get_stack_faults_and_shares)
 TEST_F(bpf_defer, guessed_frames)
 {
 	struct bd_stack *walked, *s;
-	char path[256];
-	long off;
 	int n;
 
-	bpf_program__set_autoload(self->c.skel->progs.on_uprobe_sleepable, true);
-	start(_metadata, &self->c);
-	off = file_offset_of((unsigned long)ut_fp_probe_at, path, sizeof(path));
-	ASSERT_LT(0, off);
-	add_link(_metadata, &self->c,
-		 bpf_program__attach_uprobe(self->c.skel->progs.on_uprobe_sleepable,
-					    false, 0, path, off));
+	start_sleepable_probe(_metadata, &self->c);
 
 	ASSERT_EQ(0, prctl(0x55534753 /* PR_SET_USER_STACK_GUESS */, 1, 0, 0, 0));
 	ut_fp_probe(0);
