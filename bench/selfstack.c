@@ -26,6 +26,7 @@
 #include "../tools/testing/selftests/unwind/user_backtrace.h"
 
 #define noinline __attribute__((noinline))
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define MAX_FRAMES	USER_BACKTRACE_MAX
 
 static int rounds, iterations;
@@ -66,7 +67,7 @@ static const struct {
 static void measure(int depth)
 {
 	for (int r = 0; r < rounds; r++) {
-		for (unsigned int m = 0; m < sizeof(methods) / sizeof(methods[0]); m++) {
+		for (unsigned int m = 0; m < ARRAY_SIZE(methods); m++) {
 			long long t0;
 			int n = 0;
 
