@@ -26,6 +26,9 @@
  * @guess:	the task asked for guessed frames where the walk stops early
  *		(prctl(PR_SET_USER_STACK_GUESS)); changed only by the task
  *		itself, inherited at fork, kept across exec
+ * @sframe_cache: copies of the SFrame registry entries this task's walks
+ *		met last (kernel/unwind/sframe_mm.c); allocated by its first
+ *		lookup, used and changed by the task itself only
  */
 struct unwind_task_info {
 	/*
@@ -44,6 +47,9 @@ struct unwind_task_info {
 	unsigned int		cache_guessed;
 	u64			cache_cookie;
 	bool			guess;
+#ifdef CONFIG_UNWIND_USER_SFRAME
+	struct unwind_sframe_cache *sframe_cache;
+#endif
 };
 
 #endif /* _LINUX_UNWIND_DEFERRED_TYPES_H */

@@ -10,6 +10,8 @@
 #include <linux/errno.h>
 #include <linux/unwind_user_types.h>
 
+struct task_struct;
+
 /*
  * Most entries one walk returns: the interrupted IP and 511 return
  * addresses. Deeper stacks end at this limit, with their innermost frames.
@@ -55,6 +57,9 @@ static inline int unwind_user_walk(struct unwind_user_state *state,
 
 int unwind_sframe_step(struct unwind_user_state *state, bool topmost);
 bool unwind_sframe_covers(struct unwind_user_state *state, unsigned long ra);
+bool unwind_sframe_known_text(unsigned long addr, unsigned long *start,
+			      unsigned long *end);
+void unwind_sframe_task_free(struct task_struct *task);
 
 #else /* !CONFIG_UNWIND_USER_SFRAME */
 
@@ -69,6 +74,15 @@ static inline bool unwind_sframe_covers(struct unwind_user_state *state,
 {
 	return false;
 }
+
+static inline bool unwind_sframe_known_text(unsigned long addr,
+					    unsigned long *start,
+					    unsigned long *end)
+{
+	return false;
+}
+
+static inline void unwind_sframe_task_free(struct task_struct *task) { }
 
 #endif /* CONFIG_UNWIND_USER_SFRAME */
 

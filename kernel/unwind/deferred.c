@@ -532,6 +532,9 @@ void unwind_task_init(struct task_struct *task)
 	info->cache_nr = 0;
 	info->cache_guessed = 0;
 	info->cache_cookie = 0;
+#ifdef CONFIG_UNWIND_USER_SFRAME
+	info->sframe_cache = NULL;
+#endif
 	/* info->guess is the parent's: children guess if it did. */
 }
 
@@ -542,6 +545,7 @@ void unwind_task_init(struct task_struct *task)
 void unwind_task_free(struct task_struct *task)
 {
 	kfree(task->unwind_info.cache);
+	unwind_sframe_task_free(task);
 }
 
 /**

@@ -123,6 +123,7 @@ int sframe_sec_init(struct unwind_sframe_sec *sec, unsigned long sframe,
 		    unsigned long len, const char **why);
 int sframe_find_row(const struct unwind_sframe_sec *sec, unsigned long pc,
 		    struct unwind_sframe_row *row);
-int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec);
+int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec,
+		  bool discover);
 
 #endif /* _KERNEL_UNWIND_SFRAME_H */

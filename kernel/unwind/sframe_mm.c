@@ -30,6 +30,13 @@
  * entries are freed after an RCU grace period. A fork starts with an empty
  * tree (the child finds its tables again), and so does an exec (new mm).
  *
+ * A walk copies the entries it needs; each task keeps copies of the last
+ * ones it met (struct unwind_sframe_cache), so that its walks, which meet
+ * the same few objects each time, need no tree lookup. An erase gives the
+ * mm a new generation (mm->sframe_gen, a value no mm had before), which
+ * makes every task's copies stale; inserts take free ranges only and
+ * change no entry a task copied.
+ *
  * Sections stay in user memory: what the walker reads there is checked at
  * each use (sframe_read.c), so a process that rewrites or unmaps its own
  * tables can only make its own walks stop early.
@@ -44,6 +51,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/unwind_sframe.h>
+#include <linux/unwind_user.h>
 #include <kunit/visibility.h>
 #include "sframe.h"
 
@@ -77,6 +85,113 @@ static void sframe_sec_fill(struct unwind_sframe_sec *sec, unsigned long sframe,
 }
 
 /* Charged to the process's memory cgroup: prctl() adds as many as it likes. */
+/* Generations of all mms: each erase and each new mm draws a new one. */
+static atomic64_t sframe_gen_last;
+
+/*
+ * Give @mm a new generation, after erasing entries: the fully ordered
+ * increment orders the erase before the store, which pairs with the
+ * acquire in sframe_cache_get().
+ */
+static void sframe_new_gen(struct mm_struct *mm)
+{
+	WRITE_ONCE(mm->sframe_gen, atomic64_inc_return(&sframe_gen_last));
+}
+
+#define SFRAME_CACHE_SECS	2
+
+/**
+ * struct unwind_sframe_cache - a task's copies of registry entries
+ * @gen:	mm->sframe_gen when the copies were made
+ * @next:	the slot the next copy replaces
+ * @secs:	the copies; text_end 0 for an empty slot
+ *
+ * Used by the task itself only (its walks, in task context), so it
+ * needs no lock; freed with the task.
+ */
+struct unwind_sframe_cache {
+	u64			gen;
+	unsigned int		next;
+	struct unwind_sframe_sec secs[SFRAME_CACHE_SECS];
+};
+
+/*
+ * The current task's cache for @mm, emptied if @mm changed since it was
+ * filled; NULL if it cannot be allocated (lookups then use the tree).
+ */
+static struct unwind_sframe_cache *sframe_cache_get(struct mm_struct *mm)
+{
+	struct unwind_sframe_cache *cache = current->unwind_info.sframe_cache;
+	u64 gen = smp_load_acquire(&mm->sframe_gen);
+
+	if (!cache) {
+		cache = kzalloc(sizeof(*cache), GFP_KERNEL);
+		if (!cache)
+			return NULL;
+		current->unwind_info.sframe_cache = cache;
+	}
+	if (cache->gen != gen) {
+		memset(cache, 0, sizeof(*cache));
+		cache->gen = gen;
+	}
+	return cache;
+}
+
+static const struct unwind_sframe_sec *
+sframe_cache_find(const struct unwind_sframe_cache *cache, unsigned long pc)
+{
+	unsigned int i;
+
+	for (i = 0; i < SFRAME_CACHE_SECS; i++) {
+		const struct unwind_sframe_sec *sec = &cache->secs[i];
+
+		if (pc - sec->text_start < sec->text_end - sec->text_start)
+			return sec;
+	}
+	return NULL;
+}
+
+/**
+ * unwind_sframe_task_free - free a task's copies of registry entries
+ * @task:	the task being freed
+ */
+void unwind_sframe_task_free(struct task_struct *task)
+{
+	kfree(task->unwind_info.sframe_cache);
+}
+
+/**
+ * unwind_sframe_known_text - is @addr in text the registry found itself?
+ * @addr:	a user address of the current task
+ * @start:	set to the start of that text, if so
+ * @end:	set to its end (exclusive)
+ *
+ * Only the current task's copies are asked, not the tree: the walk that
+ * just ran put the entries of its frames there. Text the registry found
+ * was an executable file mapping when found, and its entry goes when the
+ * mapping is unmapped; text added by prctl is whatever the task said, and
+ * does not count.
+ *
+ * Context: Task context, after a walk.
+ * Return: true if @addr lies in such text.
+ */
+bool unwind_sframe_known_text(unsigned long addr, unsigned long *start,
+			      unsigned long *end)
+{
+	struct unwind_sframe_cache *cache = current->unwind_info.sframe_cache;
+	struct mm_struct *mm = current->mm;
+	const struct unwind_sframe_sec *sec;
+
+	if (!cache || !mm || cache->gen != smp_load_acquire(&mm->sframe_gen))
+		return false;
+	sec = sframe_cache_find(cache, addr);
+	if (!sec || sec->registered)
+		return false;
+	*start = sec->text_start;
+	*end = sec->text_end;
+	return true;
+}
+
 static struct unwind_sframe_sec *sframe_alloc(unsigned long start,
 					      unsigned long end)
 {
@@ -112,6 +227,8 @@ static int sframe_erase(struct mm_struct *mm, unsigned long start,
 		kfree_rcu(sec, rcu);
 		erased++;
 	}
+	if (erased)
+		sframe_new_gen(mm);
 	return erased;
 }
 
@@ -124,6 +241,7 @@ static int sframe_erase(struct mm_struct *mm, unsigned long start,
 void unwind_sframe_mm_init(struct mm_struct *mm)
 {
 	mt_init_flags(&mm->sframe_mt, MT_FLAGS_USE_RCU);
+	sframe_new_gen(mm);
 }
 
 /**
@@ -333,23 +451,35 @@ static int sframe_discover(struct mm_struct *mm, unsigned long pc)
  * sframe_lookup - the SFrame section for an IP of the current task
  * @pc:		a user address in executable memory
  * @sec:	receives a copy of the section
+ * @discover:	read the mapping's file if the registry has no entry for @pc
  *
- * Finds the table of the mapping the first time it is asked. On -ENOENT,
+ * Finds the table of the mapping the first time it is asked, if
+ * @discover; without it, a miss costs no mmap lock (for words that may
+ * not be code addresses at all). On -ENOENT,
  * @sec's text range is the text known to have no table around @pc (empty
  * if none is known).
  *
  * Context: Task context, page faults allowed.
  * Return: 0, or -ENOENT if @pc has no usable table.
  */
-int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec)
+int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec,
+		  bool discover)
 {
 	struct mm_struct *mm = current->mm;
+	struct unwind_sframe_cache *cache;
+	const struct unwind_sframe_sec *copy;
 	int tries;
 
 	sec->text_start = 0;
 	sec->text_end = 0;
 	if (!mm)
 		return -ENOENT;
+	cache = sframe_cache_get(mm);
+	copy = cache ? sframe_cache_find(cache, pc) : NULL;
+	if (copy) {
+		*sec = *copy;
+		return sec->sframe ? 0 : -ENOENT;
+	}
 	for (tries = 0; tries < 2; tries++) {
 		struct unwind_sframe_sec *found;
 		unsigned long index = pc;
@@ -359,9 +489,14 @@ int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec)
 		if (found)
 			*sec = *found;
 		rcu_read_unlock();
-		if (found)
+		if (found) {
+			if (cache) {
+				cache->secs[cache->next] = *sec;
+				cache->next = (cache->next + 1) % SFRAME_CACHE_SECS;
+			}
 			return sec->sframe ? 0 : -ENOENT;
-		if (tries || sframe_discover(mm, pc))
+		}
+		if (tries || !discover || sframe_discover(mm, pc))
 			break;
 	}
 	return -ENOENT;
@@ -414,6 +549,7 @@ static int sframe_prctl_remove(unsigned long start)
 	if (sec && sec->registered && sec->text_start == start) {
 		mtree_erase(&mm->sframe_mt, start);
 		kfree_rcu(sec, rcu);
+		sframe_new_gen(mm);
 	} else {
 		ret = -ENOENT;
 	}

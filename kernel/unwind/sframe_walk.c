@@ -47,14 +47,16 @@ static int sframe_loc_value(const struct unwind_user_state *state,
 
 /*
  * Make state->sframe_sec the section for @pc: the one the walk used last
- * if its text holds @pc, else the registry's (which may read a file).
+ * if its text holds @pc, else the registry's (which may read a file, if
+ * @discover).
  */
-static int sframe_walk_sec(struct unwind_user_state *state, unsigned long pc)
+static int sframe_walk_sec(struct unwind_user_state *state, unsigned long pc,
+			   bool discover)
 {
 	struct unwind_sframe_sec *sec = &state->sframe_sec;
 
 	if (pc < sec->text_start || pc >= sec->text_end)
-		sframe_lookup(pc, sec);
+		sframe_lookup(pc, sec, discover);
 	return pc >= sec->text_start && pc < sec->text_end && sec->sframe ?
 	       0 : -ENOENT;
 }
@@ -103,14 +105,15 @@ static void sframe_quick_set(struct unwind_user_state *state)
  * the row of their return address, and the first frame's check of its
  * caller (unwind_sframe_covers()) finds the row the next step uses.
  */
-static int sframe_walk_row(struct unwind_user_state *state, unsigned long pc)
+static int sframe_walk_row(struct unwind_user_state *state, unsigned long pc,
+			   bool discover)
 {
 	int ret;
 
 	if (pc && pc == state->sframe_pc)
 		return 0;
 	state->sframe_pc = 0;
-	ret = sframe_walk_sec(state, pc);
+	ret = sframe_walk_sec(state, pc, discover);
 	if (ret)
 		return ret;
 	ret = sframe_find_row(&state->sframe_sec, pc, &state->sframe_row);
@@ -141,7 +144,7 @@ int unwind_sframe_step(struct unwind_user_state *state, bool topmost)
 
 	if (state->ws != 8)
 		return -ENOENT;
-	ret = sframe_walk_row(state, pc);
+	ret = sframe_walk_row(state, pc, true);
 	if (ret)
 		return ret;
 	if (row->outermost)
@@ -173,11 +176,17 @@ int unwind_sframe_step(struct unwind_user_state *state, bool topmost)
  * @state:	the walk (its word size)
  * @ra:		a return address
  *
+ * Only text the registry knows counts: @ra is a word from the stack that
+ * may be no address at all, and finding out by reading the mapping would
+ * take the mmap lock in every walk that starts in a leaf. The registry
+ * knows the executable and its interpreter from exec, and other objects
+ * once a walk has passed through them.
+ *
  * Context: Task context, page faults allowed.
  * Return: true if an SFrame row covers the call before @ra.
  */
 bool unwind_sframe_covers(struct unwind_user_state *state, unsigned long ra)
 {
-	return state->ws == 8 && ra && !sframe_walk_row(state, ra - 1) &&
+	return state->ws == 8 && ra && !sframe_walk_row(state, ra - 1, false) &&
 	       !state->sframe_row.signal;
 }

@@ -37,13 +37,13 @@ static int unwind_user_read_word(struct unwind_user_state *state,
 	if (state->ws == 8) {
 		u64 v;
 
-		if (copy_from_user(&v, (void __user *)addr, sizeof(v)))
+		if (get_user(v, (u64 __user *)addr))
 			return -EFAULT;
 		*val = v;
 	} else {
 		u32 v;
 
-		if (copy_from_user(&v, (void __user *)addr, sizeof(v)))
+		if (get_user(v, (u32 __user *)addr))
 			return -EFAULT;
 		*val = v;
 	}
@@ -91,27 +91,44 @@ fault:
 	return -EFAULT;
 }
 
-/* Cut the trace at the first return address outside executable memory. */
+/*
+ * Cut the trace at the first return address outside executable memory.
+ * Text the SFrame registry found by itself is known to be (see
+ * unwind_sframe_known_text()); the mmap lock is taken only for the rest.
+ */
 static void unwind_user_check_text(struct unwind_stacktrace *trace)
 {
 	struct mm_struct *mm = current->mm;
-	struct vm_area_struct *vma = NULL;
+	unsigned long start = 0, end = 0;
+	struct vm_area_struct *vma;
+	bool locked = false;
 	unsigned int i;
 
-	if (!mm || trace->nr < 2 || mmap_read_lock_killable(mm))
+	if (!mm || trace->nr < 2)
 		return;
 	/* Entry 0 is the interrupted IP; the others are return addresses. */
 	for (i = 1; i < trace->nr; i++) {
 		unsigned long addr = trace->entries[i] - 1;
 
-		if (!vma || addr < vma->vm_start || addr >= vma->vm_end)
-			vma = vma_lookup(mm, addr);
+		/* One lookup per run of entries in the same mapping. */
+		if (addr - start < end - start ||
+		    unwind_sframe_known_text(addr, &start, &end))
+			continue;
+		if (!locked) {
+			if (mmap_read_lock_killable(mm))
+				return;
+			locked = true;
+		}
+		vma = vma_lookup(mm, addr);
 		if (!vma || !(vma->vm_flags & VM_EXEC)) {
 			trace->nr = i;
 			break;
 		}
+		start = vma->vm_start;
+		end = vma->vm_end;
 	}
-	mmap_read_unlock(mm);
+	if (locked)
+		mmap_read_unlock(mm);
 }
 
 /**
@@ -211,6 +228,68 @@ unwind_user_untabled(const struct unwind_user_state *state, bool topmost)
 }
 
 /*
+ * Walk a run of 64-bit frames in text without tables by their frame
+ * pointers, in one user access window, storing their return addresses:
+ * the deep walk of code built with frame pointers. Opening a window per
+ * frame (unwind_user_fp_step()) costs more than the frame's two loads.
+ * The window spans from the first record to the top of user space; each
+ * record must lie above the one before (which ends loops) and end below
+ * that top, so every load stays in it. Nothing in the window calls out.
+ *
+ * Stops before a frame it cannot step, and leaves that frame to the loop,
+ * which steps it by its table or stops where unwind_user_fp_step() does;
+ * a fault in the window is left to it the same way. A walk that guesses
+ * checks each return address against the code (a call) and takes the
+ * slow path. Returns true at a return address of 0, the stack's end.
+ */
+static __always_inline bool
+unwind_user_fp_run(struct unwind_user_state *state,
+		   struct unwind_stacktrace *trace, unsigned int max,
+		   unsigned long *last, bool above_sp)
+{
+	const unsigned long top = TASK_SIZE_MAX;
+	/* The text without tables that the run stays in. */
+	const unsigned long text = state->sframe_sec.text_start;
+	const unsigned long span = state->sframe_sec.text_end - text;
+	/* Locals, not the state: stores to the entries cannot alias them. */
+	unsigned long fp = state->fp, sp = state->sp, ip = state->ip;
+	unsigned long prev = *last, next, ra;
+	unsigned int nr = trace->nr;
+	bool ended = false;
+
+	if (state->ws != 8 || state->guess || !fp || fp >= top - 16)
+		return false;
+	if (!user_access_begin((void __user *)fp, top - fp))
+		return false;
+	while (nr < max) {
+		if (!fp || fp & 7 || fp <= prev || fp > top - 16 ||
+		    (above_sp && fp < sp))
+			break;
+		unsafe_get_user(next, (u64 __user *)fp, out);
+		unsafe_get_user(ra, (u64 __user *)fp + 1, out);
+		prev = fp;
+		ip = ra;
+		sp = fp + 16;
+		fp = next;
+		if (!ra) {
+			ended = true;
+			break;
+		}
+		trace->entries[nr++] = ra;
+		if (ra - 1 - text >= span)
+			break;
+	}
+out:
+	user_access_end();
+	*last = prev;
+	state->ip = ip;
+	state->sp = sp;
+	state->fp = fp;
+	trace->nr = nr;
+	return ended;
+}
+
+/*
  * Is the frame's SFrame row the one the walk holds, in its quick form?
  * The frames of a recursion share their return address, so their row.
  */
@@ -306,6 +385,11 @@ int unwind_user_walk(struct unwind_user_state *state,
 		trace->entries[trace->nr++] = unwind_user_addr(state,
 							       state->ip_base,
 							       state->ip);
+		if (unwind_user_untabled(state, false) &&
+		    unwind_user_fp_run(state, trace, max, &last_fp, by_sframe)) {
+			ended = true;
+			break;
+		}
 	}
 	/* Stopped early, not at the stack's end: guess on, if asked to. */
 	if (state->guess && !ended && trace->nr < max)

@@ -11,6 +11,7 @@
  * Task context, page faults allowed: the first frame is recognised by
  * reading the instruction bytes at the sampled IP.
  */
+#include <linux/mm.h>
 #include <linux/uaccess.h>
 #include <linux/sched.h>
 #include <linux/uprobes.h>
@@ -73,7 +74,19 @@ static unsigned int unwind_user_insn(struct unwind_user_state *state,
 	unsigned long ip = unwind_user_addr(state, state->ip_base, state->ip);
 	unsigned int got;
 
-	got = len - copy_from_user(buf, (void __user *)ip, len);
+	/*
+	 * One word within a page is one load; copy_from_user() costs
+	 * more (a call and a copy loop) and is kept for the page's end,
+	 * where it returns the bytes before a fault.
+	 */
+	if (len == sizeof(u64) && offset_in_page(ip) <= PAGE_SIZE - sizeof(u64)) {
+		u64 word;
+
+		got = get_user(word, (u64 __user *)ip) ? 0 : len;
+		memcpy(buf, &word, len);
+	} else {
+		got = len - copy_from_user(buf, (void __user *)ip, len);
+	}
 #ifdef CONFIG_UPROBES
 	if (got && buf[0] == 0xcc && current->utask &&
 	    current->utask->vaddr == ip) {
