@@ -122,6 +122,7 @@ struct unwind_sframe_cache {
 static struct unwind_sframe_cache *sframe_cache_get(struct mm_struct *mm)
 {
 	struct unwind_sframe_cache *cache = current->unwind_info.sframe_cache;
+	/* Pairs with sframe_new_gen(): copies made after see its erase. */
 	u64 gen = smp_load_acquire(&mm->sframe_gen);
 
 	if (!cache) {
@@ -182,6 +183,7 @@ bool unwind_sframe_known_text(unsigned long addr, unsigned long *start,
 	struct mm_struct *mm = current->mm;
 	const struct unwind_sframe_sec *sec;
 
+	/* Pairs with sframe_new_gen(): an erase makes the copies stale. */
 	if (!cache || !mm || cache->gen != smp_load_acquire(&mm->sframe_gen))
 		return false;
 	sec = sframe_cache_find(cache, addr);
