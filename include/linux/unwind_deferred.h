@@ -110,6 +110,16 @@ void unwind_deferred_open(struct unwind_task_info *info);
 bool unwind_deferred_close(struct unwind_task_info *info);
 void unwind_deferred_run(struct unwind_task_info *info);
 
+#ifdef CONFIG_UNWIND_USER_REPORT
+/* Self-unwinding by signal, kernel/unwind/report.c. */
+void unwind_report_signal(struct unwind_task_info *info, u64 cookie);
+void unwind_report_task_init(struct unwind_task_info *info);
+#else
+static inline void unwind_report_signal(struct unwind_task_info *info,
+					u64 cookie) { }
+static inline void unwind_report_task_init(struct unwind_task_info *info) { }
+#endif
+
 /*
  * A cmpxchg of the state word that is atomic against this CPU only (no
  * lock prefix on x86), for the transitions every entry and exit makes.

@@ -9,6 +9,9 @@
 
 #include <linux/types.h>
 
+/* Recent cookies a thread may report its own frames for. */
+#define UNWIND_REPORT_WINDOW	4
+
 /**
  * struct unwind_task_info - deferred unwinding state of one task
  * @state:	requests, deliveries and the entry's phase; see the table in
@@ -29,6 +32,12 @@
  * @sframe_cache: copies of the SFrame registry entries this task's walks
  *		met last (kernel/unwind/sframe_mm.c); allocated by its first
  *		lookup, used and changed by the task itself only
+ * @report_cookies: the last cookies signalled to this thread for it to
+ *		report its own frames (kernel/unwind/report.c), 0 once
+ *		reported; used by the thread itself only
+ * @report_next: the slot of @report_cookies the next cookie takes
+ * @report_sent: jiffies (with bit 0 set) when the last signal was sent
+ *		and not reported yet, 0 if none
  */
 struct unwind_task_info {
 	/*
@@ -49,6 +58,11 @@ struct unwind_task_info {
 	bool			guess;
 #ifdef CONFIG_UNWIND_USER_SFRAME
 	struct unwind_sframe_cache *sframe_cache;
+#endif
+#ifdef CONFIG_UNWIND_USER_REPORT
+	u64			report_cookies[UNWIND_REPORT_WINDOW];
+	unsigned int		report_next;
+	unsigned long		report_sent;
 #endif
 };
 

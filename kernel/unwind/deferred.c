@@ -291,6 +291,9 @@ retry:
 		}
 	}
 	srcu_read_unlock(&unwind_srcu, idx);
+	/* And the runtime's own frames, if the process asked for them. */
+	if (take)
+		unwind_report_signal(info, cookie);
 }
 
 /*
@@ -535,6 +538,7 @@ void unwind_task_init(struct task_struct *task)
 #ifdef CONFIG_UNWIND_USER_SFRAME
 	info->sframe_cache = NULL;
 #endif
+	unwind_report_task_init(info);
 	/* info->guess is the parent's: children guess if it did. */
 }
 

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM unwind_report
+
+#if !defined(_TRACE_UNWIND_REPORT_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _TRACE_UNWIND_REPORT_H
+
+#include <linux/tracepoint.h>
+#include <uapi/linux/prctl.h>
+
+/*
+ * unwind_user_report - a runtime reported its own frames for a cookie
+ * @cookie:	the kernel entry they belong to (the signal's si_value)
+ * @flags:	PR_UNWIND_REPORT_* flags of the report
+ * @entries:	the frames, innermost first: IPs, or the runtime's own
+ *		values with PR_UNWIND_REPORT_OPAQUE
+ * @nr:		how many
+ *
+ * Fired in the reporting task's context (the prctl). Tools stitch the
+ * entries to every sample of that task that carries the cookie.
+ */
+TRACE_EVENT(unwind_user_report,
+
+	TP_PROTO(u64 cookie, unsigned int flags, const u64 *entries,
+		 unsigned int nr),
+
+	TP_ARGS(cookie, flags, entries, nr),
+
+	TP_STRUCT__entry(
+		__field(u64, cookie)
+		__field(unsigned int, flags)
+		__field(unsigned int, nr)
+		__dynamic_array(u64, entries, nr)
+	),
+
+	TP_fast_assign(
+		__entry->cookie = cookie;
+		__entry->flags = flags;
+		__entry->nr = nr;
+		memcpy(__get_dynamic_array(entries), entries,
+		       nr * sizeof(u64));
+	),
+
+	TP_printk("cookie=%#llx %s nr=%u entries=%s", __entry->cookie,
+		  __entry->flags & PR_UNWIND_REPORT_OPAQUE ? "opaque" : "ips",
+		  __entry->nr,
+		  __print_array(__get_dynamic_array(entries), __entry->nr,
+				sizeof(u64)))
+);
+
+#endif /* _TRACE_UNWIND_REPORT_H */
+
+#include <trace/define_trace.h>

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Self-unwinding by signal: interpreters and JITs report their own frames.
+ *
+ * No kernel walker can name the frames of interpreted or JIT-compiled
+ * code: they are data of the runtime. A runtime opts in with
+ * prctl(PR_UNWIND_SIGNAL, sig) after installing a handler for sig. Then,
+ * whenever a deferred request for one of its threads is answered (the
+ * kernel walk still happens and is delivered to every client as always),
+ * the kernel also queues sig to that thread, with si_code SI_UNWIND and
+ * the entry's cookie in si_value. The handler, which may take faults and
+ * knows the runtime's data structures, reports its frames with
+ * prctl(PR_UNWIND_REPORT, cookie, entries, nr, flags), and the report goes
+ * to the event unwind_report:unwind_user_report, for tools to stitch to
+ * every sample that carries the cookie.
+ *
+ * Rules, per thread (in struct unwind_task_info, used by the thread itself
+ * only, in task context, so without a lock):
+ *  - at most one signal per kernel entry;
+ *  - none while the last one is still pending (blocked, or not delivered
+ *    yet), and none for UNWIND_REPORT_WAIT after it was sent unless its
+ *    report came: a handler that never reports costs the thread at most
+ *    one signal per UNWIND_REPORT_WAIT;
+ *  - a report is accepted only for one of the last UNWIND_REPORT_WINDOW
+ *    cookies signalled to this thread, and once: another thread's cookie,
+ *    an old one, or one never signalled is refused, so that no report can
+ *    be made for another task's samples.
+ *
+ * The opt-in is per process, as signal handlers are:
+ * signal_struct::unwind_signal, written under the siglock, read without
+ * it. Delivery checks again, under the siglock, that a handler is still
+ * installed, since the default action of most signals kills. Exec clears
+ * the opt-in (the new program has not installed the handler), and a child
+ * of fork() starts without it.
+ */
+#include <linux/jiffies.h>
+#include <linux/prctl.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/signal.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/unwind_deferred.h>
+#include <linux/unwind_report.h>
+
+#define CREATE_TRACE_POINTS
+#include <trace/events/unwind_report.h>
+
+/* How long a signal without a report holds off the next one. */
+#define UNWIND_REPORT_WAIT	(HZ / 10)
+
+static bool unwind_report_handled(struct task_struct *task, int sig)
+{
+	void __user *handler = task->sighand->action[sig - 1].sa.sa_handler;
+
+	return handler != SIG_DFL && handler != SIG_IGN;
+}
+
+static int unwind_report_set_signal(unsigned long sig, unsigned long arg3,
+				    unsigned long arg4, unsigned long arg5)
+{
+	struct sighand_struct *sighand = current->sighand;
+	int ret = 0;
+
+	if (arg3 || arg4 || arg5)
+		return -EINVAL;
+	/* The cookie is 64 bits; a compat task's si_value holds 32. */
+	if (in_compat_syscall() || !current->mm)
+		return -EINVAL;
+	if (sig && (!valid_signal(sig) || sig_kernel_only(sig)))
+		return -EINVAL;
+
+	spin_lock_irq(&sighand->siglock);
+	if (sig && !unwind_report_handled(current, sig))
+		ret = -EINVAL;
+	else
+		WRITE_ONCE(current->signal->unwind_signal, sig);
+	spin_unlock_irq(&sighand->siglock);
+	return ret;
+}
+
+/**
+ * unwind_report_signal - ask the current thread to unwind itself
+ * @info:	its deferred unwinding state
+ * @cookie:	the entry whose requests were just answered
+ *
+ * Called by the pass that answers deferred requests, after the clients'
+ * callbacks. Does nothing unless the process opted in.
+ *
+ * Context: Task context of the current thread, on its way to user space.
+ */
+void unwind_report_signal(struct unwind_task_info *info, u64 cookie)
+{
+	struct task_struct *task = current;
+	int sig = READ_ONCE(task->signal->unwind_signal);
+	struct kernel_siginfo si;
+	bool sent = false;
+	unsigned int last;
+
+	if (!sig || !cookie || (task->flags & PF_EXITING) || task->in_execve)
+		return;
+	last = (info->report_next + UNWIND_REPORT_WINDOW - 1) %
+	       UNWIND_REPORT_WINDOW;
+	if (info->report_cookies[last] == cookie)
+		return;
+	if (info->report_sent &&
+	    time_before(jiffies, info->report_sent + UNWIND_REPORT_WAIT))
+		return;
+
+	clear_siginfo(&si);
+	si.si_signo = sig;
+	si.si_code = SI_UNWIND;
+	si.si_value.sival_ptr = (void __user *)(unsigned long)cookie;
+
+	spin_lock_irq(&task->sighand->siglock);
+	if (READ_ONCE(task->signal->unwind_signal) == sig &&
+	    unwind_report_handled(task, sig) &&
+	    !sigismember(&task->pending.signal, sig) &&
+	    !sigismember(&task->signal->shared_pending.signal, sig))
+		sent = !send_signal_locked(sig, &si, task, PIDTYPE_PID);
+	spin_unlock_irq(&task->sighand->siglock);
+	if (!sent)
+		return;
+
+	info->report_cookies[info->report_next] = cookie;
+	info->report_next = (info->report_next + 1) % UNWIND_REPORT_WINDOW;
+	info->report_sent = jiffies | 1;
+}
+
+static int unwind_report_frames(unsigned long cookie, unsigned long buf,
+				unsigned long nr, unsigned long flags)
+{
+	struct unwind_task_info *info = &current->unwind_info;
+	u64 *entries = NULL;
+	unsigned int i;
+
+	if (flags & ~PR_UNWIND_REPORT_OPAQUE || !cookie)
+		return -EINVAL;
+	if (nr > PR_UNWIND_REPORT_MAX)
+		return -E2BIG;
+	for (i = 0; i < UNWIND_REPORT_WINDOW; i++)
+		if (info->report_cookies[i] == cookie)
+			break;
+	if (i == UNWIND_REPORT_WINDOW)
+		return -ENOENT;
+	if (nr) {
+		entries = memdup_array_user((void __user *)buf, nr,
+					    sizeof(*entries));
+		if (IS_ERR(entries))
+			return PTR_ERR(entries);
+	}
+	/* Once per cookie; the next signal need not wait any more. */
+	info->report_cookies[i] = 0;
+	info->report_sent = 0;
+	trace_unwind_user_report(cookie, flags, entries, nr);
+	kfree(entries);
+	return 0;
+}
+
+/**
+ * unwind_report_prctl - opt in to self-unwinding, or report frames
+ * @option:	PR_UNWIND_SIGNAL or PR_UNWIND_REPORT
+ * @arg2:	SIGNAL: the signal to send, 0 to stop; REPORT: the cookie
+ * @arg3:	SIGNAL: 0; REPORT: user address of __u64 entries
+ * @arg4:	SIGNAL: 0; REPORT: how many (at most PR_UNWIND_REPORT_MAX)
+ * @arg5:	SIGNAL: 0; REPORT: PR_UNWIND_REPORT_* flags
+ *
+ * Context: Task context (the prctl() system call).
+ * Return: 0; -EINVAL for a bad argument, a signal without a handler
+ * installed, or a compat task; -E2BIG for too many entries; -ENOENT for a
+ * cookie that is not one of this thread's recent signalled ones, or that
+ * was reported already; -EFAULT if the entries cannot be read.
+ */
+int unwind_report_prctl(int option, unsigned long arg2, unsigned long arg3,
+			unsigned long arg4, unsigned long arg5)
+{
+	switch (option) {
+	case PR_UNWIND_SIGNAL:
+		return unwind_report_set_signal(arg2, arg3, arg4, arg5);
+	case PR_UNWIND_REPORT:
+		return unwind_report_frames(arg2, arg3, arg4, arg5);
+	}
+	return -EINVAL;
+}
+
+/**
+ * unwind_report_task_init - a new thread has no signalled cookies
+ * @info:	its deferred unwinding state, a copy of its parent's
+ */
+void unwind_report_task_init(struct unwind_task_info *info)
+{
+	memset(info->report_cookies, 0, sizeof(info->report_cookies));
+	info->report_next = 0;
+	info->report_sent = 0;
+}
+
+/**
+ * unwind_report_exec - a new program has not opted in
+ *
+ * Context: exec, after de_thread(): the task is the only thread.
+ */
+void unwind_report_exec(void)
+{
+	struct sighand_struct *sighand = current->sighand;
+	int sig;
+
+	spin_lock_irq(&sighand->siglock);
+	sig = current->signal->unwind_signal;
+	WRITE_ONCE(current->signal->unwind_signal, 0);
+	/* One left pending would meet the default action: most kill. */
+	if (sig) {
+		flush_sigqueue_code(current, sig, SI_UNWIND);
+		recalc_sigpending();
+	}
+	spin_unlock_irq(&sighand->siglock);
+	unwind_report_task_init(&current->unwind_info);
+}
