@@ -49,9 +49,19 @@
 /* How long a signal without a report holds off the next one. */
 #define UNWIND_REPORT_WAIT	(HZ / 10)
 
-static bool unwind_report_handled(struct task_struct *task, int sig)
+/*
+ * The current task's signal handlers. Only the task itself replaces them
+ * (exec, after killing its other threads), so it needs no RCU to use them.
+ */
+static struct sighand_struct *unwind_report_sighand(void)
 {
-	void __user *handler = task->sighand->action[sig - 1].sa.sa_handler;
+	return rcu_dereference_protected(current->sighand, true);
+}
+
+/* Is a handler installed for @sig? Called with the siglock held. */
+static bool unwind_report_handled(struct sighand_struct *sighand, int sig)
+{
+	__sighandler_t handler = sighand->action[sig - 1].sa.sa_handler;
 
 	return handler != SIG_DFL && handler != SIG_IGN;
 }
@@ -59,7 +69,7 @@ static bool unwind_report_handled(struct task_struct *task, int sig)
 static int unwind_report_set_signal(unsigned long sig, unsigned long arg3,
 				    unsigned long arg4, unsigned long arg5)
 {
-	struct sighand_struct *sighand = current->sighand;
+	struct sighand_struct *sighand = unwind_report_sighand();
 	int ret = 0;
 
 	if (arg3 || arg4 || arg5)
@@ -71,7 +81,7 @@ static int unwind_report_set_signal(unsigned long sig, unsigned long arg3,
 		return -EINVAL;
 
 	spin_lock_irq(&sighand->siglock);
-	if (sig && !unwind_report_handled(current, sig))
+	if (sig && !unwind_report_handled(sighand, sig))
 		ret = -EINVAL;
 	else
 		WRITE_ONCE(current->signal->unwind_signal, sig);
@@ -91,6 +101,7 @@ static int unwind_report_set_signal(unsigned long sig, unsigned long arg3,
  */
 void unwind_report_signal(struct unwind_task_info *info, u64 cookie)
 {
+	struct sighand_struct *sighand = unwind_report_sighand();
 	struct task_struct *task = current;
 	int sig = READ_ONCE(task->signal->unwind_signal);
 	struct kernel_siginfo si;
@@ -112,13 +123,13 @@ void unwind_report_signal(struct unwind_task_info *info, u64 cookie)
 	si.si_code = SI_UNWIND;
 	si.si_value.sival_ptr = (void __user *)(unsigned long)cookie;
 
-	spin_lock_irq(&task->sighand->siglock);
+	spin_lock_irq(&sighand->siglock);
 	if (READ_ONCE(task->signal->unwind_signal) == sig &&
-	    unwind_report_handled(task, sig) &&
+	    unwind_report_handled(sighand, sig) &&
 	    !sigismember(&task->pending.signal, sig) &&
 	    !sigismember(&task->signal->shared_pending.signal, sig))
 		sent = !send_signal_locked(sig, &si, task, PIDTYPE_PID);
-	spin_unlock_irq(&task->sighand->siglock);
+	spin_unlock_irq(&sighand->siglock);
 	if (!sent)
 		return;
 
@@ -201,7 +212,7 @@ void unwind_report_task_init(struct unwind_task_info *info)
  */
 void unwind_report_exec(void)
 {
-	struct sighand_struct *sighand = current->sighand;
+	struct sighand_struct *sighand = unwind_report_sighand();
 	int sig;
 
 	spin_lock_irq(&sighand->siglock);

@@ -20,32 +20,23 @@
  * entries to every sample of that task that carries the cookie.
  */
 TRACE_EVENT(unwind_user_report,
-
-	TP_PROTO(u64 cookie, unsigned int flags, const u64 *entries,
-		 unsigned int nr),
-
-	TP_ARGS(cookie, flags, entries, nr),
-
-	TP_STRUCT__entry(
-		__field(u64, cookie)
-		__field(unsigned int, flags)
-		__field(unsigned int, nr)
-		__dynamic_array(u64, entries, nr)
-	),
-
-	TP_fast_assign(
-		__entry->cookie = cookie;
-		__entry->flags = flags;
-		__entry->nr = nr;
-		memcpy(__get_dynamic_array(entries), entries,
-		       nr * sizeof(u64));
-	),
-
-	TP_printk("cookie=%#llx %s nr=%u entries=%s", __entry->cookie,
-		  __entry->flags & PR_UNWIND_REPORT_OPAQUE ? "opaque" : "ips",
-		  __entry->nr,
-		  __print_array(__get_dynamic_array(entries), __entry->nr,
-				sizeof(u64)))
+	    TP_PROTO(u64 cookie, unsigned int flags, const u64 *entries,
+		     unsigned int nr),
+	    TP_ARGS(cookie, flags, entries, nr),
+	    TP_STRUCT__entry(__field(u64, cookie)
+			     __field(unsigned int, flags)
+			     __field(unsigned int, nr)
+			     __dynamic_array(u64, entries, nr)),
+	    TP_fast_assign(__entry->cookie = cookie;
+			   __entry->flags = flags;
+			   __entry->nr = nr;
+			   memcpy(__get_dynamic_array(entries), entries,
+				  nr * sizeof(u64));),
+	    TP_printk("cookie=%#llx %s nr=%u entries=%s", __entry->cookie,
+		      __entry->flags & PR_UNWIND_REPORT_OPAQUE ? "opaque" : "ips",
+		      __entry->nr,
+		      __print_array(__get_dynamic_array(entries), __entry->nr,
+				    sizeof(u64)))
 );
 
 #endif /* _TRACE_UNWIND_REPORT_H */

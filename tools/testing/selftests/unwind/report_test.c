@@ -33,7 +33,7 @@
 #ifndef PR_UNWIND_SIGNAL
 #define PR_UNWIND_SIGNAL		0x55535347
 #define PR_UNWIND_REPORT		0x55535250
-# define PR_UNWIND_REPORT_OPAQUE	(1UL << 0)
+# define PR_UNWIND_REPORT_OPAQUE	1UL
 # define PR_UNWIND_REPORT_MAX		256
 #endif
 #ifndef SI_UNWIND
@@ -75,7 +75,8 @@ struct vm_frame {
 };
 
 static struct vm_frame vm_stack[VM_DEPTH];
-static volatile int vm_depth;
+/* Changed between calls only, with signal fences: the handler reads it. */
+static int vm_depth;
 /* Where the interpreted functions "are": reserved, never executed. */
 static unsigned long vm_text;
 
@@ -142,6 +143,9 @@ static struct {
 
 enum { REPORT, SILENT, FAULT };
 
+/* NULL: where a faulting handler writes. */
+static int *fault_here;
+
 static void on_unwind(int sig, siginfo_t *si, void *uc)
 {
 	int i = seen.n;
@@ -151,7 +155,7 @@ static void on_unwind(int sig, siginfo_t *si, void *uc)
 		return;
 	}
 	if (seen.mode == FAULT)
-		*(volatile int *)0 = 0;
+		*fault_here = 0;
 	if (i == MAX_SIGNALS)
 		return;
 	seen.n++;
@@ -270,12 +274,6 @@ static long report(uint64_t cookie, const void *buf, unsigned long nr,
 	return prctl(PR_UNWIND_REPORT, cookie, buf, nr, flags) ? -errno : 0;
 }
 
-#define SKIP_IF_NO_CLIENT()						\
-	do {								\
-		if (!ut_available())					\
-			SKIP(return, "unwind_test client not loaded");	\
-	} while (0)
-
 TEST(opt_in)
 {
 	int sig = SIGRTMIN + 1;
@@ -304,7 +302,8 @@ TEST(interpreted_frames)
 	static struct report reps[64];
 	static struct ut_log log;
 
-	SKIP_IF_NO_CLIENT();
+	if (!ut_available())
+		SKIP(return, "unwind_test client not loaded");
 	ASSERT_EQ(0, trace_setup());
 	vm_setup(REPORT);
 	ASSERT_EQ(0, install(sig));
@@ -363,7 +362,8 @@ TEST(refused_reports)
 	pthread_t t;
 	uint64_t c;
 
-	SKIP_IF_NO_CLIENT();
+	if (!ut_available())
+		SKIP(return, "unwind_test client not loaded");
 	vm_setup(SILENT);
 	ASSERT_EQ(0, install(sig));
 	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, sig, 0, 0, 0));
@@ -415,7 +415,8 @@ TEST(never_reports)
 	static struct ut_log log;
 	long long start, ms;
 
-	SKIP_IF_NO_CLIENT();
+	if (!ut_available())
+		SKIP(return, "unwind_test client not loaded");
 	vm_setup(SILENT);
 	ASSERT_EQ(0, install(sig));
 	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, sig, 0, 0, 0));
@@ -443,7 +444,8 @@ TEST(blocked)
 	static struct ut_log log;
 	sigset_t set, pending;
 
-	SKIP_IF_NO_CLIENT();
+	if (!ut_available())
+		SKIP(return, "unwind_test client not loaded");
 	vm_setup(REPORT);
 	ASSERT_EQ(0, install(sig));
 	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, sig, 0, 0, 0));
@@ -470,7 +472,8 @@ TEST(handler_removed)
 {
 	static struct ut_log log;
 
-	SKIP_IF_NO_CLIENT();
+	if (!ut_available())
+		SKIP(return, "unwind_test client not loaded");
 	vm_setup(REPORT);
 	ASSERT_EQ(0, install(SIGUSR1));
 	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, SIGUSR1, 0, 0, 0));
@@ -486,7 +489,8 @@ TEST(handler_removed)
 /* A process that did not opt in gets nothing. */
 TEST(not_opted_in)
 {
-	SKIP_IF_NO_CLIENT();
+	if (!ut_available())
+		SKIP(return, "unwind_test client not loaded");
 	vm_setup(REPORT);
 	ASSERT_EQ(0, install(SIGRTMIN + 1));
 	vm_sys();
@@ -521,7 +525,8 @@ TEST(handler_faults)
 {
 	int status;
 
-	SKIP_IF_NO_CLIENT();
+	if (!ut_available())
+		SKIP(return, "unwind_test client not loaded");
 	status = in_child(child_faults);
 	ASSERT_TRUE(WIFSIGNALED(status));
 	ASSERT_EQ(SIGSEGV, WTERMSIG(status));
@@ -557,11 +562,9 @@ static void __attribute__((constructor)) exec_target(void)
 
 static void child_execs_pending(void)
 {
-	char *argv[] = { "report_test", NULL };
-	char *envp[] = { "REPORT_TEST_EXEC_TARGET=1", NULL };
-
 	block_and_request();
-	execve("/proc/self/exe", argv, envp);
+	execle("/proc/self/exe", "report_test", (char *)NULL,
+	       (char *[]){ "REPORT_TEST_EXEC_TARGET=1", NULL });
 	_exit(99);
 }
 
@@ -575,7 +578,8 @@ TEST(exec_pending)
 {
 	int status;
 
-	SKIP_IF_NO_CLIENT();
+	if (!ut_available())
+		SKIP(return, "unwind_test client not loaded");
 	status = in_child(child_execs_pending);
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(7, WEXITSTATUS(status));
@@ -585,7 +589,8 @@ TEST(exit_pending)
 {
 	int status;
 
-	SKIP_IF_NO_CLIENT();
+	if (!ut_available())
+		SKIP(return, "unwind_test client not loaded");
 	status = in_child(child_exits_pending);
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(5, WEXITSTATUS(status));
