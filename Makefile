@@ -113,11 +113,15 @@ build/demo/deepstack: demo/deepstack.c
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -o $@ $<
 
+build/demo/minivm: demo/minivm.c
+	@mkdir -p $(@D)
+	gcc $(USER_CFLAGS) -o $@ $<
+
 build/test-progs/perf_smoke: harness/tests/guest/perf_smoke.c
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -o $@ $<
 
-demo: build/demo/deepstack
+demo: build/demo/deepstack build/demo/minivm
 
 # kselftests of the series, installed where the guest finds them.
 KSELFTEST_TARGETS := unwind

@@ -113,6 +113,7 @@ void unwind_deferred_run(struct unwind_task_info *info);
 #ifdef CONFIG_UNWIND_USER_REPORT
 /* Self-unwinding by signal, kernel/unwind/report.c. */
 void unwind_report_signal(struct unwind_task_info *info, u64 cookie);
+u64 unwind_entry_cookie(void);
 void unwind_report_task_init(struct unwind_task_info *info);
 #else
 static inline void unwind_report_signal(struct unwind_task_info *info,

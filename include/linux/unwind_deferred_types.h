@@ -38,6 +38,8 @@
  * @report_next: the slot of @report_cookies the next cookie takes
  * @report_sent: jiffies (with bit 0 set) when the last signal was sent
  *		and not reported yet, 0 if none
+ * @report_quiet: cookie of the last entry that reported: it asks for no
+ *		report itself
  */
 struct unwind_task_info {
 	/*
@@ -63,6 +65,7 @@ struct unwind_task_info {
 	u64			report_cookies[UNWIND_REPORT_WINDOW];
 	unsigned int		report_next;
 	unsigned long		report_sent;
+	u64			report_quiet;
 #endif
 };
 

@@ -426,6 +426,28 @@ int unwind_user_faultable(struct unwind_stacktrace *trace)
 }
 EXPORT_SYMBOL_GPL(unwind_user_faultable);
 
+#ifdef CONFIG_UNWIND_USER_REPORT
+/**
+ * unwind_entry_cookie - the cookie of the current kernel entry
+ *
+ * Gives the entry one if no request has yet, as unwind_user_faultable()
+ * does, so that a request later in the entry gets the same.
+ *
+ * Context: Task context of the current task.
+ * Return: the cookie, or 0 for a task without a user stack or exiting.
+ */
+u64 unwind_entry_cookie(void)
+{
+	struct unwind_task_info *info = &current->unwind_info;
+	unsigned long old;
+
+	if (unwind_refuses_task(current) || (current->flags & PF_EXITING) ||
+	    !unwind_entry_update(info, 0, UNWIND_CLOSED, &old))
+		return 0;
+	return READ_ONCE(info->cookie);
+}
+#endif
+
 /**
  * unwind_deferred_close - end the entry on the way to user space
  * @info:	the current task's state

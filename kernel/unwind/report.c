@@ -21,6 +21,8 @@
  *    yet), and none for UNWIND_REPORT_WAIT after it was sent unless its
  *    report came: a handler that never reports costs the thread at most
  *    one signal per UNWIND_REPORT_WAIT;
+ *  - none for the entry of a report itself (a tracer sampling the report
+ *    event makes requests there);
  *  - a report is accepted only for one of the last UNWIND_REPORT_WINDOW
  *    cookies signalled to this thread, and once: another thread's cookie,
  *    an old one, or one never signalled is refused, so that no report can
@@ -110,6 +112,12 @@ void unwind_report_signal(struct unwind_task_info *info, u64 cookie)
 
 	if (!sig || !cookie || (task->flags & PF_EXITING) || task->in_execve)
 		return;
+	/*
+	 * A report's own entry asks for none: a tracer that samples the
+	 * report event would otherwise keep the handler running for ever.
+	 */
+	if (cookie == info->report_quiet)
+		return;
 	last = (info->report_next + UNWIND_REPORT_WINDOW - 1) %
 	       UNWIND_REPORT_WINDOW;
 	if (info->report_cookies[last] == cookie)
@@ -163,6 +171,7 @@ static int unwind_report_frames(unsigned long cookie, unsigned long buf,
 	/* Once per cookie; the next signal need not wait any more. */
 	info->report_cookies[i] = 0;
 	info->report_sent = 0;
+	info->report_quiet = unwind_entry_cookie();
 	trace_unwind_user_report(cookie, flags, entries, nr);
 	kfree(entries);
 	return 0;
@@ -203,6 +212,7 @@ void unwind_report_task_init(struct unwind_task_info *info)
 	memset(info->report_cookies, 0, sizeof(info->report_cookies));
 	info->report_next = 0;
 	info->report_sent = 0;
+	info->report_quiet = 0;
 }
 
 /**

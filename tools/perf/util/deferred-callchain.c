@@ -22,14 +22,30 @@
 #include "deferred-callchain.h"
 #include "event.h"
 #include "evlist.h"
+#include "evsel.h"
 #include "hashmap.h"
 #include "sample.h"
+
+/* The event a runtime's report of its own frames comes out as. */
+#define UNWIND_REPORT_EVENT	"unwind_report:unwind_user_report"
+/* Its flag for entries that are not code addresses (prctl.h). */
+#define UNWIND_REPORT_OPAQUE	1
 
 struct deferred_thread {
 	struct list_head	pending;	/* deferred_sample.thread_node */
 	u64			cookie;		/* last record's; 0: none yet */
 	u64			nr;
 	u64			*ips;
+	/*
+	 * Samples of the last record's cookie, complete but for the frames
+	 * the runtime may report for it (only if the session has the
+	 * report event): they wait for the report, the thread's next record
+	 * or the end of the session.
+	 */
+	struct list_head	held;		/* deferred_sample.thread_node */
+	u64			report_cookie;	/* last report's; 0: none */
+	u64			report_nr;
+	u64			*report_ips;
 };
 
 struct deferred_sample {
@@ -51,6 +67,8 @@ struct deferred_callchains {
 	 * that a record was lost.
 	 */
 	bool			ordered;
+	/* The report event, if recorded: samples wait for reports. */
+	struct evsel		*report_evsel;
 };
 
 static size_t tid_hash(long key, void *ctx __maybe_unused)
@@ -78,6 +96,11 @@ struct deferred_callchains *deferred_callchains__new(struct evlist *evlist,
 	dc->evlist = evlist;
 	dc->merge = merge;
 	dc->ordered = ordered;
+#ifdef HAVE_LIBTRACEEVENT
+	if (merge && ordered)
+		dc->report_evsel = evlist__find_tracepoint_by_name(evlist,
+							UNWIND_REPORT_EVENT);
+#endif
 	INIT_LIST_HEAD(&dc->pending);
 	return dc;
 }
@@ -103,6 +126,7 @@ void deferred_callchains__delete(struct deferred_callchains *dc)
 		struct deferred_thread *dt = cur->pvalue;
 
 		free(dt->ips);
+		free(dt->report_ips);
 		free(dt);
 	}
 	hashmap__free(dc->threads);
@@ -143,26 +167,37 @@ bool perf_sample__deferred_cookie(const struct perf_sample *sample, u64 *cookie)
 }
 
 /*
- * Deliver @sample with a callchain of its kernel part followed by @nr user
- * addresses (none: the kernel part only). The event itself is left alone:
- * it may be a read-only file mapping, and perf inject writes it out as is.
+ * Deliver @sample with a callchain of its kernel part followed by the
+ * frames its runtime reported (@rnr of @rips) and @nr user addresses (none
+ * of either: the kernel part only). The reported frames go first, right
+ * under the kernel's: they name what the program was doing when it
+ * entered the kernel (an interpreted function that read a file), and the
+ * native frames after them (the interpreter's loop, main) keep everything
+ * the walk found. How the two interleave only the runtime knows. The event
+ * itself is left alone: it may be a read-only file mapping, and perf
+ * inject writes it out as is.
  */
-static int deliver_stitched(union perf_event *event, struct perf_sample *sample,
-			    const u64 *ips, u64 nr,
-			    deferred_deliver_t deliver, void *arg)
+static int deliver_stitched_report(union perf_event *event,
+				   struct perf_sample *sample,
+				   const u64 *rips, u64 rnr,
+				   const u64 *ips, u64 nr,
+				   deferred_deliver_t deliver, void *arg)
 {
 	struct ip_callchain *orig = sample->callchain, *chain;
 	s64 marker = deferred_marker(orig);
 	u64 kernel_nr = marker < 0 ? orig->nr : (u64)marker;
 	int ret;
 
-	chain = malloc(sizeof(*chain) + (kernel_nr + 1 + nr) * sizeof(u64));
+	chain = malloc(sizeof(*chain) +
+		       (kernel_nr + 1 + rnr + nr) * sizeof(u64));
 	if (!chain)
 		return -ENOMEM;
 	memcpy(chain->ips, orig->ips, kernel_nr * sizeof(u64));
 	chain->nr = kernel_nr;
-	if (nr) {
+	if (nr || rnr) {
 		chain->ips[chain->nr++] = PERF_CONTEXT_USER;
+		memcpy(&chain->ips[chain->nr], rips, rnr * sizeof(u64));
+		chain->nr += rnr;
 		memcpy(&chain->ips[chain->nr], ips, nr * sizeof(u64));
 		chain->nr += nr;
 	}
@@ -171,6 +206,14 @@ static int deliver_stitched(union perf_event *event, struct perf_sample *sample,
 	sample->callchain = orig;
 	free(chain);
 	return ret;
+}
+
+static int deliver_stitched(union perf_event *event, struct perf_sample *sample,
+			    const u64 *ips, u64 nr,
+			    deferred_deliver_t deliver, void *arg)
+{
+	return deliver_stitched_report(event, sample, NULL, 0, ips, nr,
+				       deliver, arg);
 }
 
 static struct deferred_thread *deferred_thread(struct deferred_callchains *dc,
@@ -184,6 +227,7 @@ static struct deferred_thread *deferred_thread(struct deferred_callchains *dc,
 	if (!dt)
 		return NULL;
 	INIT_LIST_HEAD(&dt->pending);
+	INIT_LIST_HEAD(&dt->held);
 	if (hashmap__add(dc->threads, tid, dt)) {
 		free(dt);
 		return NULL;
@@ -216,7 +260,13 @@ int deferred_callchains__sample(struct deferred_callchains *dc,
 	dt = deferred_thread(dc, sample->tid);
 	if (!dt)
 		return -ENOMEM;
-	if (dt->cookie == cookie) {
+	if (dt->cookie == cookie && dt->report_cookie == cookie) {
+		dc->evlist->stats.nr_deferred_stitched++;
+		return deliver_stitched_report(event, sample, dt->report_ips,
+					       dt->report_nr, dt->ips, dt->nr,
+					       deliver, arg);
+	}
+	if (dt->cookie == cookie && !dc->report_evsel) {
 		dc->evlist->stats.nr_deferred_stitched++;
 		return deliver_stitched(event, sample, dt->ips, dt->nr,
 					deliver, arg);
@@ -227,15 +277,22 @@ int deferred_callchains__sample(struct deferred_callchains *dc,
 		return -ENOMEM;
 	ds->cookie = cookie;
 	memcpy(ds->event, event, event->header.size);
-	list_add_tail(&ds->thread_node, &dt->pending);
+	/* Its record came: it waits for its runtime's report only. */
+	list_add_tail(&ds->thread_node,
+		      dt->cookie == cookie ? &dt->held : &dt->pending);
 	list_add_tail(&ds->session_node, &dc->pending);
 	return 0;
 }
 
-/* Deliver a queued sample, with @ips (its record's) or without (lost). */
-static int deliver_queued(struct deferred_callchains *dc,
-			  struct deferred_sample *ds, const u64 *ips, u64 nr,
-			  deferred_deliver_t deliver, void *arg)
+/*
+ * Deliver a queued sample, with @ips (its record's) or without (lost), and
+ * the frames its runtime reported (@rips, @rnr; none if NULL).
+ */
+static int deliver_queued_report(struct deferred_callchains *dc,
+				 struct deferred_sample *ds,
+				 const u64 *rips, u64 rnr,
+				 const u64 *ips, u64 nr,
+				 deferred_deliver_t deliver, void *arg)
 {
 	union perf_event *event = (union perf_event *)ds->event;
 	struct perf_sample sample;
@@ -251,9 +308,38 @@ static int deliver_queued(struct deferred_callchains *dc,
 				 sample.tid, (unsigned long long)sample.time,
 				 (unsigned long long)ds->cookie);
 		}
-		ret = deliver_stitched(event, &sample, ips, nr, deliver, arg);
+		ret = deliver_stitched_report(event, &sample, rips, rnr,
+					      ips, nr, deliver, arg);
 	}
 	deferred_sample__free(ds);
+	return ret;
+}
+
+static int deliver_queued(struct deferred_callchains *dc,
+			  struct deferred_sample *ds, const u64 *ips, u64 nr,
+			  deferred_deliver_t deliver, void *arg)
+{
+	return deliver_queued_report(dc, ds, NULL, 0, ips, nr, deliver, arg);
+}
+
+/* Deliver the samples of @dt's record, with the report if it is theirs. */
+static int deliver_held(struct deferred_callchains *dc,
+			struct deferred_thread *dt,
+			deferred_deliver_t deliver, void *arg)
+{
+	bool reported = dt->report_cookie && dt->report_cookie == dt->cookie;
+	struct deferred_sample *ds, *tmp;
+	int ret = 0;
+
+	list_for_each_entry_safe(ds, tmp, &dt->held, thread_node) {
+		int err = deliver_queued_report(dc, ds,
+						reported ? dt->report_ips : NULL,
+						reported ? dt->report_nr : 0,
+						dt->ips, dt->nr, deliver, arg);
+
+		if (err && !ret)
+			ret = err;
+	}
 	return ret;
 }
 
@@ -290,6 +376,8 @@ int deferred_callchains__record(struct deferred_callchains *dc,
 	dt = deferred_thread(dc, sample->tid);
 	if (!dt)
 		return -ENOMEM;
+	/* The last record's samples got no report: deliver them now. */
+	ret = deliver_held(dc, dt, deliver, arg);
 	ips = malloc(rec->nr * sizeof(u64) ?: 1);
 	if (!ips)
 		return -ENOMEM;
@@ -305,6 +393,10 @@ int deferred_callchains__record(struct deferred_callchains *dc,
 
 		if (!match && !dc->ordered)
 			continue;
+		if (match && dc->report_evsel) {
+			list_move_tail(&ds->thread_node, &dt->held);
+			continue;
+		}
 		err = deliver_queued(dc, ds, match ? dt->ips : NULL,
 				     match ? dt->nr : 0, deliver, arg);
 		if (err && !ret)
@@ -328,10 +420,18 @@ int deferred_callchains__flush(struct deferred_callchains *dc,
 			       deferred_deliver_t deliver, void *arg)
 {
 	struct deferred_sample *ds, *tmp;
+	struct hashmap_entry *cur;
+	size_t bkt;
 	int ret = 0;
 
 	if (!dc)
 		return 0;
+	hashmap__for_each_entry(dc->threads, cur, bkt) {
+		int err = deliver_held(dc, cur->pvalue, deliver, arg);
+
+		if (err && !ret)
+			ret = err;
+	}
 	list_for_each_entry_safe(ds, tmp, &dc->pending, session_node) {
 		int err = deliver_queued(dc, ds, NULL, 0, deliver, arg);
 
@@ -339,4 +439,67 @@ int deferred_callchains__flush(struct deferred_callchains *dc,
 			ret = err;
 	}
 	return ret;
+}
+
+/**
+ * deferred_callchains__is_report - is @evsel the event of runtime reports?
+ * @dc: the session's state
+ * @evsel: the event of a sample
+ */
+bool deferred_callchains__is_report(struct deferred_callchains *dc,
+				    struct evsel *evsel)
+{
+	return dc && dc->report_evsel && evsel == dc->report_evsel;
+}
+
+/**
+ * deferred_callchains__report - frames a runtime reported for a cookie
+ * @dc: the session's state
+ * @sample: a sample of the event unwind_report:unwind_user_report
+ * @deliver: called for the samples of that cookie, now complete
+ * @arg: passed to @deliver
+ *
+ * The runtime reports from its signal handler, after the kernel's record
+ * of the same entry: the record's samples wait for it (deliver_held()).
+ * Reports of opaque values are not code addresses, and are left to the
+ * tools that print the event.
+ *
+ * Return: 0, an error from @deliver, or -ENOMEM.
+ */
+int deferred_callchains__report(struct deferred_callchains *dc,
+				struct perf_sample *sample,
+				deferred_deliver_t deliver, void *arg)
+{
+#ifdef HAVE_LIBTRACEEVENT
+	struct evsel *evsel = dc->report_evsel;
+	struct deferred_thread *dt;
+	u64 cookie, nr, flags, *ips;
+	const u64 *entries;
+	int ret;
+
+	cookie = evsel__intval(evsel, sample, "cookie");
+	nr = evsel__intval(evsel, sample, "nr");
+	flags = evsel__intval(evsel, sample, "flags");
+	entries = evsel__rawptr(evsel, sample, "entries");
+	if (!cookie || (flags & UNWIND_REPORT_OPAQUE) || (nr && !entries) ||
+	    nr * sizeof(u64) > sample->raw_size)
+		return 0;
+	dt = deferred_thread(dc, sample->tid);
+	if (!dt)
+		return -ENOMEM;
+	ips = malloc(nr * sizeof(u64) ?: 1);
+	if (!ips)
+		return -ENOMEM;
+	memcpy(ips, entries, nr * sizeof(u64));
+	free(dt->report_ips);
+	dt->report_ips = ips;
+	dt->report_nr = nr;
+	dt->report_cookie = cookie;
+	if (cookie != dt->cookie)
+		return 0;
+	ret = deliver_held(dc, dt, deliver, arg);
+	return ret;
+#else
+	return 0;
+#endif
 }

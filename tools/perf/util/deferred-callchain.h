@@ -40,4 +40,11 @@ int deferred_callchains__record(struct deferred_callchains *dc,
 int deferred_callchains__flush(struct deferred_callchains *dc,
 			       deferred_deliver_t deliver, void *arg);
 
+struct evsel;
+bool deferred_callchains__is_report(struct deferred_callchains *dc,
+				    struct evsel *evsel);
+int deferred_callchains__report(struct deferred_callchains *dc,
+				struct perf_sample *sample,
+				deferred_deliver_t deliver, void *arg);
+
 #endif /* __PERF_DEFERRED_CALLCHAIN_H */

@@ -201,12 +201,17 @@ static void vm_setup(int mode)
 static int trace_setup(void)
 {
 	char filter[64];
+	int fd;
 
 	snprintf(filter, sizeof(filter), "common_pid == %d", getpid());
 	if (ut_write(REPORT_EVENT "/filter", filter) ||
-	    ut_write(REPORT_EVENT "/enable", "1") ||
-	    ut_write(TRACEFS "/trace", ""))
+	    ut_write(REPORT_EVENT "/enable", "1"))
 		return -1;
+	/* Opening the trace with O_TRUNC empties it. */
+	fd = open(TRACEFS "/trace", O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return -1;
+	close(fd);
 	return 0;
 }
 
@@ -239,11 +244,12 @@ static int trace_reports(struct report *out, int max)
 	buf[len] = '\0';
 	for (line = strtok_r(buf, "\n", &save); line && n < max;
 	     line = strtok_r(NULL, "\n", &save)) {
-		char *p = strstr(line, "cookie="), kind[8];
+		char *p = strstr(line, "unwind_user_report: cookie="), kind[8];
 		unsigned long long cookie;
 		struct report *rep = &out[n];
 
-		if (!p || sscanf(p, "cookie=%llx %7s nr=%d", &cookie, kind,
+		if (!p || sscanf(p, "unwind_user_report: cookie=%llx %7s nr=%d",
+				 &cookie, kind,
 				 &rep->nr) != 3)
 			continue;
 		rep->cookie = cookie;
@@ -343,6 +349,35 @@ TEST(interpreted_frames)
 		for (int k = 0; k < w[0]; k++)
 			ASSERT_EQ(vm_text + w[k + 1], reps[i].e[k]);
 	}
+}
+
+/*
+ * Reports traced with a deferred user stack each (userstacktrace_delay):
+ * the report's own entry makes a request, which must not signal again, or
+ * every report would ask for the next one.
+ */
+TEST(report_entry_quiet)
+{
+	int sig = SIGRTMIN + 1, runs = 10;
+	static struct report reps[64];
+	int nreports;
+
+	if (!ut_available() ||
+	    access(TRACEFS "/options/userstacktrace_delay", W_OK))
+		SKIP(return, "no test client or no userstacktrace_delay");
+	ASSERT_EQ(0, trace_setup());
+	ASSERT_EQ(0, ut_write(TRACEFS "/options/userstacktrace_delay", "1"));
+	vm_setup(REPORT);
+	ASSERT_EQ(0, install(sig));
+	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, sig, 0, 0, 0));
+	for (int i = 0; i < runs; i++)
+		vm_run(0);
+	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, 0, 0, 0, 0));
+	ut_write(TRACEFS "/options/userstacktrace_delay", "0");
+	nreports = trace_reports(reps, 64);
+	trace_stop();
+	ASSERT_EQ(3 * runs, seen.n);
+	ASSERT_EQ(3 * runs, nreports);
 }
 
 static uint64_t thread_cookie;
