@@ -168,7 +168,7 @@ torture: kernel kselftest
 BENCH_PROGS := build/bench/micro build/bench/workload \
 	       build/bench/micro-sframe build/bench/workload-sframe \
 	       build/bench/selfstack build/bench/selfstack-sframe \
-	       build/bench/selfstack-noeh build/bench/guess
+	       build/bench/selfstack-noeh build/bench/guess build/bench/selfunwind
 build/bench/micro: bench/micro.c tools/testing/selftests/unwind/unwind_helpers.h
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -o $@ $<
@@ -210,14 +210,20 @@ build/bench/guess: bench/guess.c tools/testing/selftests/unwind/unwind_chain.h \
 	gcc -O2 -g -Wall -fomit-frame-pointer -fno-optimize-sibling-calls -fno-inline \
 		-o $@ $<
 
+# Self-unwinding by signal: the signal round trip per kernel entry.
+build/bench/selfunwind: bench/selfunwind.c
+	@mkdir -p $(@D)
+	gcc $(USER_CFLAGS) -o $@ $<
+
 # The null system call is also timed on the same guest kernel without the
 # series (CONFIG=nounwind), in boots alternating with the series' kernel.
 NULL_BOOTS ?= 3
-bench: kernel perf unwindprof $(BENCH_PROGS) build/real/zstd
+bench: kernel perf unwindprof demo $(BENCH_PROGS) build/real/zstd
 	@+$(MAKE) --no-print-directory kernel CONFIG=nounwind
 	@rm -rf build/bench-out && mkdir -p build/bench-out
 	@harness/vm-run --timeout 3600 --mem 3072 --nmi --rw $(TOP)/build/bench-out \
-		--env ZSTD=$(TOP)/build/real/zstd --env SRC=$(TOP)/build/linux -- \
+		--env ZSTD=$(TOP)/build/real/zstd --env SRC=$(TOP)/build/linux \
+		--env MINIVM=$(TOP)/build/demo/minivm -- \
 		$(TOP)/bench/run-guest $(TOP)/build/bench-out $(TOP)/build/bin/perf $(TOP)/build/bench \
 		$(TOP)/build/bin/unwindprof
 	@for i in $$(seq $(NULL_BOOTS)); do for k in nounwind $(CONFIG); do \

@@ -508,6 +508,53 @@ def guess_section(raw):
     return "\n".join(o), targets
 
 
+def selfunwind_section(raw):
+    """Self-unwinding by signal: what the signal round trip adds to an
+    entry, against what the deferred walk costs it; and how many of the
+    demo interpreter's kernel samples perf stitches its frames to."""
+    path = os.path.join(raw, "selfunwind.txt")
+    if not os.path.exists(path):
+        return ""
+    ns = {}
+    for line in open(path):
+        f = line.split()
+        if len(f) >= 3:
+            ns.setdefault(f[1], []).append(float(f[2]))
+    if not all(k in ns for k in ("null", "defer", "signal")):
+        return ""
+    walk = [d - n for d, n in zip(ns["defer"], ns["null"])]
+    trip = [s - d for s, d in zip(ns["signal"], ns["defer"])]
+    o = ["## Self-unwinding by signal\n",
+         "`bench/selfunwind` times getppid() (ns per call, median over %d "
+         "rounds of 2000, spread): untraced; traced by ftrace with a deferred "
+         "user stack (`userstacktrace_delay` on its entry event: a request, "
+         "the walk, the stack in the ring buffer); and the same in a process "
+         "opted in to self-unwinding, whose handler reports 8 frames."
+         "\n" % len(walk),
+         "| null | deferred stack | deferred stack + signal round trip | "
+         "walk per entry (deferred - null) | round trip per entry "
+         "(signal - deferred) | round trip / walk |",
+         "| --- | --- | --- | --- | --- | --- |",
+         "| %s | %s | %s | %s | %s | %.2f |" % (
+             spread(ns["null"]), spread(ns["defer"]), spread(ns["signal"]),
+             spread(walk), spread(trip), med(trip) / max(med(walk), 1)),
+         ""]
+    mpath = os.path.join(raw, "minivm-report.txt")
+    if os.path.exists(mpath):
+        for line in open(mpath):
+            if line.startswith("# kernel samples in read():"):
+                f = line.replace(",", "").split()
+                kernel, stitched = int(f[5]), int(f[9])
+                o.append("The demo interpreter (`demo/minivm.c`, "
+                         "`harness/tests/guest/minivm-report.sh`) under "
+                         "`perf record --call-graph fp,defer` with the report "
+                         "event: %d of %d kernel samples in its read() calls "
+                         "(%.1f%%) carry its interpreted frames.\n"
+                         % (stitched, kernel,
+                            100.0 * stitched / max(kernel, 1)))
+    return "\n".join(o)
+
+
 def main(argv):
     raw, results, plot, command = argv[1:5]
     try:
@@ -622,6 +669,7 @@ def main(argv):
     o.append(self_text)
     guess_text, guess_targets = guess_section(raw)
     o.append(guess_text)
+    o.append(selfunwind_section(raw))
 
     n64, i64 = m[(64, "nmi")], m[(64, "irq")]
     flat = med(m[(512, "nmi")]["request"]) / med(m[(8, "nmi")]["request"])
