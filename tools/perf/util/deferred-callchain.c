@@ -196,9 +196,12 @@ static int deliver_stitched_report(union perf_event *event,
 	chain->nr = kernel_nr;
 	if (nr || rnr) {
 		chain->ips[chain->nr++] = PERF_CONTEXT_USER;
-		memcpy(&chain->ips[chain->nr], rips, rnr * sizeof(u64));
+		/* Either may be NULL, with a count of 0. */
+		if (rnr)
+			memcpy(&chain->ips[chain->nr], rips, rnr * sizeof(u64));
 		chain->nr += rnr;
-		memcpy(&chain->ips[chain->nr], ips, nr * sizeof(u64));
+		if (nr)
+			memcpy(&chain->ips[chain->nr], ips, nr * sizeof(u64));
 		chain->nr += nr;
 	}
 	sample->callchain = chain;
@@ -490,7 +493,8 @@ int deferred_callchains__report(struct deferred_callchains *dc,
 	ips = malloc(nr * sizeof(u64) ?: 1);
 	if (!ips)
 		return -ENOMEM;
-	memcpy(ips, entries, nr * sizeof(u64));
+	if (nr)
+		memcpy(ips, entries, nr * sizeof(u64));
 	free(dt->report_ips);
 	dt->report_ips = ips;
 	dt->report_nr = nr;
