@@ -11,7 +11,8 @@
  * the entry's cookie in si_value. The handler, which may take faults and
  * knows the runtime's data structures, reports its frames with
  * prctl(PR_UNWIND_REPORT, cookie, entries, nr, flags), and the report goes
- * to the event unwind_report:unwind_user_report, for tools to stitch to
+ * to the event unwind_report:unwind_user_report (ftrace, perf) and the
+ * bare tracepoint unwind_user_report_tp (BPF), for tools to stitch to
  * every sample that carries the cookie.
  *
  * Rules, per thread (in struct unwind_task_info, used by the thread itself
@@ -173,6 +174,15 @@ static int unwind_report_frames(unsigned long cookie, unsigned long buf,
 	info->report_sent = 0;
 	info->report_quiet = unwind_entry_cookie();
 	trace_unwind_user_report(cookie, flags, entries, nr);
+	if (trace_unwind_user_report_tp_enabled()) {
+		/* The kernel is 64-bit: an entry is an unsigned long. */
+		struct unwind_stacktrace trace = {
+			.nr = nr,
+			.entries = (unsigned long *)entries,
+		};
+
+		trace_unwind_user_report_tp(cookie, &trace, flags);
+	}
 	kfree(entries);
 	return 0;
 }

@@ -6,6 +6,7 @@
 #define _TRACE_UNWIND_REPORT_H
 
 #include <linux/tracepoint.h>
+#include <linux/unwind_user_types.h>
 #include <uapi/linux/prctl.h>
 
 /*
@@ -38,6 +39,22 @@ TRACE_EVENT(unwind_user_report,
 		      __print_array(__get_dynamic_array(entries), __entry->nr,
 				    sizeof(u64)))
 );
+
+/*
+ * unwind_user_report_tp - the same report, for BPF programs
+ * @cookie:	the kernel entry the frames belong to
+ * @trace:	the reported entries, innermost first, as native stacks
+ *		come in unwind_user_stack_tp; valid during the call only
+ * @flags:	PR_UNWIND_REPORT_* flags of the report
+ *
+ * A bare tracepoint (tp_btf, raw_tp): BPF programs get reports the way
+ * they get native stacks, told apart by the tracepoint and marked by
+ * @flags.
+ */
+DECLARE_TRACE(unwind_user_report_tp,
+	      TP_PROTO(u64 cookie, const struct unwind_stacktrace *trace,
+		       unsigned int flags),
+	      TP_ARGS(cookie, trace, flags));
 
 #endif /* _TRACE_UNWIND_REPORT_H */
 

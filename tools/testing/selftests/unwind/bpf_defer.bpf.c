@@ -189,6 +189,36 @@ int BPF_PROG(on_stack, __u64 cookie, const struct unwind_stacktrace *trace)
 	return 0;
 }
 
+/*
+ * Frames a runtime reported for itself (self-unwinding by signal): they
+ * come the way native stacks do, on their own tracepoint.
+ */
+SEC("?tp_btf/unwind_user_report_tp")
+int BPF_PROG(on_report, __u64 cookie, const struct unwind_stacktrace *trace,
+	     unsigned int flags)
+{
+	struct bd_stack *s;
+	__u32 nr;
+
+	if (!is_target())
+		return 0;
+	s = reserve(sizeof(*s));
+	if (!s)
+		return 0;
+	nr = trace->nr;
+	if (nr > BD_MAX_FRAMES)
+		nr = BD_MAX_FRAMES;
+	s->type = BD_REPORT;
+	s->tid = (__u32)bpf_get_current_pid_tgid();
+	s->nr = trace->nr;
+	s->guessed = flags;
+	s->cookie = cookie;
+	if (bpf_probe_read_kernel(s->ips, nr * sizeof(__u64), trace->entries))
+		s->nr = 0;
+	bpf_ringbuf_submit(s, 0);
+	return 0;
+}
+
 /* A second program on the tracepoint that asks from the delivery itself. */
 SEC("?tp_btf/unwind_user_stack_tp")
 int BPF_PROG(on_stack_asks, __u64 cookie, const struct unwind_stacktrace *trace)

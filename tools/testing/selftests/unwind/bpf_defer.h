@@ -27,6 +27,7 @@ enum bd_type {
 	BD_REQUEST = 1,
 	BD_STACK = 2,
 	BD_GOT_STACK = 3,	/* struct bd_stack from bpf_get_stack() */
+	BD_REPORT = 4,		/* struct bd_stack from unwind_user_report_tp */
 };
 
 /* A request: the kfunc's result and cookie, and the context it ran in. */
@@ -43,7 +44,8 @@ struct bd_request {
 /*
  * A stack delivered through the unwind_user_stack_tp tracepoint, or got
  * with bpf_get_stack(); guessed: how many of the last entries the kernel
- * guessed (tracepoint stacks; 0 for the others).
+ * guessed (tracepoint stacks; 0 for the others). For BD_REPORT, the frames
+ * a runtime reported, and guessed holds the report's flags.
  */
 struct bd_stack {
 	__u32 type;

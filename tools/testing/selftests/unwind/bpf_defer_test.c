@@ -5,8 +5,9 @@
  * context and in NMI, tracepoint, BTF tracepoint, fentry, uprobe,
  * syscall), the stacks delivered through the unwind_user_stack_tp
  * tracepoint, one walk shared with perf and ftrace, programs detached with
- * stacks pending, hostile stacks, and what the verifier and an
- * unprivileged user are told.
+ * stacks pending, hostile stacks, frames a process reports for itself
+ * (unwind_user_report_tp), and what the verifier and an unprivileged user
+ * are told.
  *
  * Each accepted request must lead to exactly one stack with its cookie,
  * and a stack whose first address is the system call of the 60-frame test
@@ -46,10 +47,11 @@
 
 /* What the ring buffer brought, in order. */
 static struct {
-	int			nreq, nstack, nwalked;
+	int			nreq, nstack, nwalked, nreport;
 	struct bd_request	req[BD_MAX_RECORDS];
 	struct bd_stack		stack[BD_MAX_RECORDS / 4];
 	struct bd_stack		walked[16];
+	struct bd_stack		report[16];
 } got;
 
 static int collect(void *ctx, void *data, size_t size)
@@ -65,6 +67,9 @@ static int collect(void *ctx, void *data, size_t size)
 	else if (type == BD_GOT_STACK && size >= sizeof(struct bd_stack) &&
 		 got.nwalked < 16)
 		got.walked[got.nwalked++] = *(struct bd_stack *)data;
+	else if (type == BD_REPORT && size >= sizeof(struct bd_stack) &&
+		 got.nreport < 16)
+		got.report[got.nreport++] = *(struct bd_stack *)data;
 	return 0;
 }
 
@@ -253,6 +258,60 @@ TEST_F(bpf_defer, kprobe)
 	}
 	EXPECT_EQ(20, got.nstack);
 	EXPECT_EQ(20, self->c.skel->bss->walks);
+}
+
+#ifndef PR_UNWIND_SIGNAL
+#define PR_UNWIND_SIGNAL	0x55535347
+#define PR_UNWIND_REPORT	0x55535250
+#endif
+#ifndef SI_UNWIND
+#define SI_UNWIND		(-0x5557)
+#endif
+
+/* What the "runtime" below reports: opaque values, not code addresses. */
+static const __u64 reported[3] = { 0x11, 0x22, 0x33 };
+
+static void report_frames(int sig, siginfo_t *si, void *uc)
+{
+	if (si->si_code == SI_UNWIND)
+		prctl(PR_UNWIND_REPORT, (unsigned long)si->si_value.sival_ptr,
+		      reported, 3, 1);
+}
+
+/*
+ * A process that reports its own frames: BPF gets them on their own
+ * tracepoint, with the cookie of the native stack it got, and the flags.
+ */
+TEST_F(bpf_defer, reported_frames)
+{
+	struct sigaction sa = { .sa_sigaction = report_frames,
+				.sa_flags = SA_SIGINFO | SA_RESTART };
+	int sig = SIGRTMIN + 1;
+
+	if (access("/sys/kernel/tracing/events/unwind_report", F_OK))
+		SKIP(return, "no self-unwinding by signal in this kernel");
+	bpf_program__set_autoload(self->c.skel->progs.on_kprobe, true);
+	bpf_program__set_autoload(self->c.skel->progs.on_report, true);
+	start(_metadata, &self->c);
+	sigemptyset(&sa.sa_mask);
+	ASSERT_EQ(0, sigaction(sig, &sa, NULL));
+	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, sig, 0, 0, 0));
+	for (int i = 0; i < 5; i++)
+		chain_run(UT_SYS_GETPPID, 0, 0, 0);
+	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, 0, 0, 0, 0));
+	EXPECT_EQ(5, check_answers(_metadata, &self->c));
+	ASSERT_EQ(5, got.nreport);
+	for (int i = 0; i < got.nreport; i++) {
+		struct bd_stack *r = &got.report[i];
+		int n;
+
+		stack_of(r->tid, r->cookie, &n);
+		EXPECT_EQ(1, n);
+		EXPECT_EQ(1, r->guessed);
+		ASSERT_EQ(3, r->nr);
+		for (int k = 0; k < 3; k++)
+			EXPECT_EQ(reported[k], r->ips[k]);
+	}
 }
 
 /*
