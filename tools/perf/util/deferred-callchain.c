@@ -97,9 +97,12 @@ struct deferred_callchains *deferred_callchains__new(struct evlist *evlist,
 	dc->merge = merge;
 	dc->ordered = ordered;
 #ifdef HAVE_LIBTRACEEVENT
-	if (merge && ordered)
-		dc->report_evsel = evlist__find_tracepoint_by_name(evlist,
-							UNWIND_REPORT_EVENT);
+	if (merge && ordered) {
+		struct evsel *report;
+
+		report = evlist__find_tracepoint_by_name(evlist, UNWIND_REPORT_EVENT);
+		dc->report_evsel = report;
+	}
 #endif
 	INIT_LIST_HEAD(&dc->pending);
 	return dc;
