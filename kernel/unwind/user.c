@@ -331,6 +331,58 @@ fault:
 	return -EFAULT;
 }
 
+/*
+ * Walk the frames of a recursion by the quick form of their shared SFrame
+ * row, in one user access window, storing their return addresses: what
+ * unwind_user_fp_run() does for frame pointers. The window spans from the
+ * stack pointer to the top of user space; each CFA must rise above the
+ * stack pointer (which ends loops), and the words read must lie in the
+ * window. Stops, leaving the frame to the loop, at a return address with
+ * another row, or at a frame it cannot step; returns true at a return
+ * address of 0, the stack's end.
+ */
+static __always_inline bool
+unwind_user_sframe_run(struct unwind_user_state *state,
+		       struct unwind_stacktrace *trace, unsigned int max)
+{
+	const unsigned long top = TASK_SIZE_MAX;
+	const struct unwind_sframe_quick q = state->sframe_quick;
+	const unsigned long pc = state->sframe_pc;
+	unsigned long start = state->sp, sp = state->sp, fp = state->fp;
+	unsigned long ip = state->ip, cfa;
+	unsigned int nr = trace->nr;
+	bool ended = false;
+	u64 ra, next;
+
+	if (!q.ok || sp >= top || !user_access_begin((void __user *)sp, top - sp))
+		return false;
+	while (nr < max && ip - 1 == pc) {
+		cfa = (q.cfa_fp ? fp : sp) + q.cfa_off;
+		if (cfa <= sp || cfa & 7 || cfa + q.lo_off < start ||
+		    cfa + q.lo_off > top - q.span)
+			break;
+		unsafe_get_user(ra, (u64 __user *)(cfa + q.ra_off), out);
+		next = fp;
+		if (q.fp_saved)
+			unsafe_get_user(next, (u64 __user *)(cfa + q.fp_off), out);
+		ip = ra;
+		sp = cfa;
+		fp = next;
+		if (!ra) {
+			ended = true;
+			break;
+		}
+		trace->entries[nr++] = ra;
+	}
+out:
+	user_access_end();
+	state->ip = ip;
+	state->sp = sp;
+	state->fp = fp;
+	trace->nr = nr;
+	return ended;
+}
+
 /**
  * unwind_user_walk - walk the current task's user stack
  * @state:	where the walk starts (unwind_user_start(), or crafted)
@@ -387,6 +439,11 @@ int unwind_user_walk(struct unwind_user_state *state,
 							       state->ip);
 		if (unwind_user_untabled(state, false) &&
 		    unwind_user_fp_run(state, trace, max, &last_fp, by_sframe)) {
+			ended = true;
+			break;
+		}
+		if (unwind_user_sframe_cached(state, false) &&
+		    unwind_user_sframe_run(state, trace, max)) {
 			ended = true;
 			break;
 		}

@@ -162,8 +162,13 @@ int on_walk(struct pt_regs *regs)
 	return 0;
 }
 
-SEC("?tp_btf/unwind_user_stack_tp")
-int BPF_PROG(on_stack, __u64 cookie, const struct unwind_stacktrace *trace)
+/*
+ * Send a stack the kernel delivered (native or reported) to user space;
+ * @extra: the guessed count, or the report's flags.
+ */
+static __always_inline int send_stack(__u32 type, __u64 cookie,
+				      const struct unwind_stacktrace *trace,
+				      __u32 extra)
 {
 	struct bd_stack *s;
 	__u32 nr;
@@ -176,17 +181,24 @@ int BPF_PROG(on_stack, __u64 cookie, const struct unwind_stacktrace *trace)
 	nr = trace->nr;
 	if (nr > BD_MAX_FRAMES)
 		nr = BD_MAX_FRAMES;
-	s->type = BD_STACK;
+	s->type = type;
 	s->tid = (__u32)bpf_get_current_pid_tgid();
 	s->nr = trace->nr;
-	/* Kernels without guessed frames have no such field. */
-	s->guessed = bpf_core_field_exists(trace->guessed) ?
-		     BPF_CORE_READ(trace, guessed) : 0;
+	s->guessed = extra;
 	s->cookie = cookie;
 	if (bpf_probe_read_kernel(s->ips, nr * sizeof(__u64), trace->entries))
 		s->nr = 0;
 	bpf_ringbuf_submit(s, 0);
 	return 0;
+}
+
+SEC("?tp_btf/unwind_user_stack_tp")
+int BPF_PROG(on_stack, __u64 cookie, const struct unwind_stacktrace *trace)
+{
+	/* Kernels without guessed frames have no such field. */
+	return send_stack(BD_STACK, cookie, trace,
+			  bpf_core_field_exists(trace->guessed) ?
+			  BPF_CORE_READ(trace, guessed) : 0);
 }
 
 /*
@@ -197,26 +209,7 @@ SEC("?tp_btf/unwind_user_report_tp")
 int BPF_PROG(on_report, __u64 cookie, const struct unwind_stacktrace *trace,
 	     unsigned int flags)
 {
-	struct bd_stack *s;
-	__u32 nr;
-
-	if (!is_target())
-		return 0;
-	s = reserve(sizeof(*s));
-	if (!s)
-		return 0;
-	nr = trace->nr;
-	if (nr > BD_MAX_FRAMES)
-		nr = BD_MAX_FRAMES;
-	s->type = BD_REPORT;
-	s->tid = (__u32)bpf_get_current_pid_tgid();
-	s->nr = trace->nr;
-	s->guessed = flags;
-	s->cookie = cookie;
-	if (bpf_probe_read_kernel(s->ips, nr * sizeof(__u64), trace->entries))
-		s->nr = 0;
-	bpf_ringbuf_submit(s, 0);
-	return 0;
+	return send_stack(BD_REPORT, cookie, trace, flags);
 }
 
 /* A second program on the tracepoint that asks from the delivery itself. */

@@ -208,6 +208,50 @@ TEST_F(sframe, frameless_leaf)
 	EXPECT_TRUE(chain_matches_ips(_metadata, cb->nr, ips));
 }
 
+#define SF_RECURSION	200
+
+static unsigned long sf_rec_ra;
+
+/*
+ * One function recursing into itself: every frame has the same row, and
+ * the walker steps the run of them in one user access window.
+ */
+static long __attribute__((noinline)) sf_recurse(int n)
+{
+	if (!n) {
+		sf_rec_ra = (unsigned long)__builtin_return_address(0);
+		return chain_request(UT_DIR "/request", "task 1 1");
+	}
+	return sf_recurse(n - 1) + 1;
+}
+
+/* The recursion is walked whole, and the walk goes on past it. */
+TEST_F(sframe, recursion)
+{
+	struct ut_event *cb;
+	int i, run = 0, first = -1;
+
+	sf_recurse(SF_RECURSION);
+	cb = sf_one_callback(_metadata);
+	ASSERT_NE(NULL, cb);
+	for (i = 0; i < cb->nr; i++) {
+		if (cb->ips[i] != sf_rec_ra)
+			continue;
+		if (first < 0)
+			first = i;
+		run++;
+	}
+	/* sf_recurse(SF_RECURSION - 1) .. sf_recurse(0) return there. */
+	ASSERT_GE(first, 0);
+	EXPECT_EQ(SF_RECURSION, run);
+	ASSERT_GT(cb->nr, first + run);
+	/* Consecutive, then the test's own frame and beyond. */
+	for (i = first; i < first + run; i++)
+		EXPECT_EQ(sf_rec_ra, cb->ips[i]);
+	EXPECT_NE(0, cb->ips[first + run]);
+	EXPECT_GT(cb->nr, first + run + 1);
+}
+
 static unsigned long sf_cb_ra;
 
 /* Called back at the end of a chain of other code: request from there. */
