@@ -214,9 +214,10 @@ static unsigned long sf_rec_ra;
 
 /*
  * One function recursing into itself: every frame has the same row, and
- * the walker steps the run of them in one user access window.
+ * the walker steps the run of them in one user access window. The
+ * Makefile's -fno-inline and -fno-optimize-sibling-calls keep every call.
  */
-static long __attribute__((noinline)) sf_recurse(int n)
+static long sf_recurse(int n)
 {
 	if (!n) {
 		sf_rec_ra = (unsigned long)__builtin_return_address(0);
