@@ -63,7 +63,8 @@ static const struct vm_fn vm_fns[] = {
 	{ "checksum", code_checksum },
 };
 
-#define VM_FNS		(sizeof(vm_fns) / sizeof(vm_fns[0]))
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define VM_FNS		ARRAY_SIZE(vm_fns)
 #define VM_DEPTH	32
 #define VM_FN_SIZE	0x100
 
@@ -80,7 +81,6 @@ static int vm_depth;
 static unsigned long vm_text;
 static int zero_fd;
 static char buf[1 << 16];
-static volatile unsigned long sink;
 static unsigned long signals, reports;
 
 static void vm_op_work(void)
@@ -89,7 +89,8 @@ static void vm_op_work(void)
 
 	for (int i = 0; i < 20000; i++)
 		h = h * 33 + i;
-	sink = h;
+	/* Keep the result, so that the loop is not optimised away. */
+	__asm__ __volatile__("" : : "r" (h));
 }
 
 static void vm_run(int fn)
