@@ -57,6 +57,7 @@ static inline int unwind_user_walk(struct unwind_user_state *state,
 
 int unwind_sframe_step(struct unwind_user_state *state, bool topmost);
 bool unwind_sframe_covers(struct unwind_user_state *state, unsigned long ra);
+bool unwind_sframe_has_tables(void);
 bool unwind_sframe_known_text(unsigned long addr, unsigned long *start,
 			      unsigned long *end);
 void unwind_sframe_task_free(struct task_struct *task);
@@ -71,6 +72,11 @@ static inline int unwind_sframe_step(struct unwind_user_state *state,
 
 static inline bool unwind_sframe_covers(struct unwind_user_state *state,
 					unsigned long ra)
+{
+	return false;
+}
+
+static inline bool unwind_sframe_has_tables(void)
 {
 	return false;
 }

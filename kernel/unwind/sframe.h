@@ -126,4 +126,13 @@ int sframe_find_row(const struct unwind_sframe_sec *sec, unsigned long pc,
 int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec,
 		  bool discover);
 
+/* A task's copies of its lookups (sframe_cache.c). */
+struct mm_struct;
+bool sframe_cache_copy(struct mm_struct *mm, unsigned long pc,
+		       struct unwind_sframe_sec *sec);
+void sframe_cache_add(const struct unwind_sframe_sec *sec);
+bool sframe_row_cached(unsigned long pc, struct unwind_sframe_row *row);
+void sframe_row_keep(const struct unwind_sframe_sec *sec, unsigned long pc,
+		     const struct unwind_sframe_row *row);
+
 #endif /* _KERNEL_UNWIND_SFRAME_H */

@@ -14,6 +14,9 @@
  *  - prctl(PR_SFRAME_ADD/PR_SFRAME_REMOVE), for text that code makes or
  *    maps itself (JITs, custom loaders).
  *
+ * mm->sframe_tables counts the entries with a table (atomic: walkers of
+ * different threads insert under the mmap read lock).
+ *
  * Rules of the tree (its own spinlock orders writers; readers use RCU):
  *
  *   who		lock held		does
@@ -31,11 +34,11 @@
  * tree (the child finds its tables again), and so does an exec (new mm).
  *
  * A walk copies the entries it needs; each task keeps copies of the last
- * ones it met (struct unwind_sframe_cache), so that its walks, which meet
- * the same few objects each time, need no tree lookup. An erase gives the
- * mm a new generation (mm->sframe_gen, a value no mm had before), which
- * makes every task's copies stale; inserts take free ranges only and
- * change no entry a task copied.
+ * ones it met, and of the rows it found (sframe_cache.c), so that its
+ * walks, which meet the same few objects each time, need no tree lookup.
+ * An erase gives the mm a new generation (mm->sframe_gen, a value no mm
+ * had before), which makes every task's copies stale; inserts take free
+ * ranges only and change no entry a task copied.
  *
  * Sections stay in user memory: what the walker reads there is checked at
  * each use (sframe_read.c), so a process that rewrites or unmaps its own
@@ -84,116 +87,20 @@ static void sframe_sec_fill(struct unwind_sframe_sec *sec, unsigned long sframe,
 	sec->sframe = 0;
 }
 
-/* Charged to the process's memory cgroup: prctl() adds as many as it likes. */
 /* Generations of all mms: each erase and each new mm draws a new one. */
 static atomic64_t sframe_gen_last;
 
 /*
  * Give @mm a new generation, after erasing entries: the fully ordered
  * increment orders the erase before the store, which pairs with the
- * acquire in sframe_cache_get().
+ * acquire in sframe_cache.c.
  */
 static void sframe_new_gen(struct mm_struct *mm)
 {
 	WRITE_ONCE(mm->sframe_gen, atomic64_inc_return(&sframe_gen_last));
 }
 
-#define SFRAME_CACHE_SECS	2
-
-/**
- * struct unwind_sframe_cache - a task's copies of registry entries
- * @gen:	mm->sframe_gen when the copies were made
- * @next:	the slot the next copy replaces
- * @secs:	the copies; text_end 0 for an empty slot
- *
- * Used by the task itself only (its walks, in task context), so it
- * needs no lock; freed with the task.
- */
-struct unwind_sframe_cache {
-	u64			gen;
-	unsigned int		next;
-	struct unwind_sframe_sec secs[SFRAME_CACHE_SECS];
-};
-
-/*
- * The current task's cache for @mm, emptied if @mm changed since it was
- * filled; NULL if it cannot be allocated (lookups then use the tree).
- */
-static struct unwind_sframe_cache *sframe_cache_get(struct mm_struct *mm)
-{
-	struct unwind_sframe_cache *cache = current->unwind_info.sframe_cache;
-	/* Pairs with sframe_new_gen(): copies made after see its erase. */
-	u64 gen = smp_load_acquire(&mm->sframe_gen);
-
-	if (!cache) {
-		cache = kzalloc(sizeof(*cache), GFP_KERNEL);
-		if (!cache)
-			return NULL;
-		current->unwind_info.sframe_cache = cache;
-	}
-	if (cache->gen != gen) {
-		memset(cache, 0, sizeof(*cache));
-		cache->gen = gen;
-	}
-	return cache;
-}
-
-static const struct unwind_sframe_sec *
-sframe_cache_find(const struct unwind_sframe_cache *cache, unsigned long pc)
-{
-	unsigned int i;
-
-	for (i = 0; i < SFRAME_CACHE_SECS; i++) {
-		const struct unwind_sframe_sec *sec = &cache->secs[i];
-
-		if (pc - sec->text_start < sec->text_end - sec->text_start)
-			return sec;
-	}
-	return NULL;
-}
-
-/**
- * unwind_sframe_task_free - free a task's copies of registry entries
- * @task:	the task being freed
- */
-void unwind_sframe_task_free(struct task_struct *task)
-{
-	kfree(task->unwind_info.sframe_cache);
-}
-
-/**
- * unwind_sframe_known_text - is @addr in text the registry found itself?
- * @addr:	a user address of the current task
- * @start:	set to the start of that text, if so
- * @end:	set to its end (exclusive)
- *
- * Only the current task's copies are asked, not the tree: the walk that
- * just ran put the entries of its frames there. Text the registry found
- * was an executable file mapping when found, and its entry goes when the
- * mapping is unmapped; text added by prctl is whatever the task said, and
- * does not count.
- *
- * Context: Task context, after a walk.
- * Return: true if @addr lies in such text.
- */
-bool unwind_sframe_known_text(unsigned long addr, unsigned long *start,
-			      unsigned long *end)
-{
-	struct unwind_sframe_cache *cache = current->unwind_info.sframe_cache;
-	struct mm_struct *mm = current->mm;
-	const struct unwind_sframe_sec *sec;
-
-	/* Pairs with sframe_new_gen(): an erase makes the copies stale. */
-	if (!cache || !mm || cache->gen != smp_load_acquire(&mm->sframe_gen))
-		return false;
-	sec = sframe_cache_find(cache, addr);
-	if (!sec || sec->registered)
-		return false;
-	*start = sec->text_start;
-	*end = sec->text_end;
-	return true;
-}
-
+/* Charged to the process's memory cgroup: prctl() adds as many as it likes. */
 static struct unwind_sframe_sec *sframe_alloc(unsigned long start,
 					      unsigned long end)
 {
@@ -206,11 +113,30 @@ static struct unwind_sframe_sec *sframe_alloc(unsigned long start,
 	return sec;
 }
 
+/* Add @sec to the tree and its count; -EEXIST if its range is taken. */
+static int sframe_tree_add(struct mm_struct *mm, struct unwind_sframe_sec *sec)
+{
+	int ret = mtree_insert_range(&mm->sframe_mt, sec->text_start,
+				     sec->text_end - 1, sec, GFP_KERNEL);
+
+	if (!ret && sec->sframe)
+		atomic_inc(&mm->sframe_tables);
+	return ret;
+}
+
+/* Take @sec out of the tree and its count, and free it after readers. */
+static void sframe_tree_del(struct mm_struct *mm, struct unwind_sframe_sec *sec)
+{
+	mtree_erase(&mm->sframe_mt, sec->text_start);
+	if (sec->sframe)
+		atomic_dec(&mm->sframe_tables);
+	kfree_rcu(sec, rcu);
+}
+
 /* Insert, or free if the range is taken (someone found it first). */
 static void sframe_insert(struct mm_struct *mm, struct unwind_sframe_sec *sec)
 {
-	if (mtree_insert_range(&mm->sframe_mt, sec->text_start,
-			       sec->text_end - 1, sec, GFP_KERNEL))
+	if (sframe_tree_add(mm, sec))
 		kfree(sec);
 }
 
@@ -225,8 +151,7 @@ static int sframe_erase(struct mm_struct *mm, unsigned long start,
 	while (index < end && (sec = mt_find(&mm->sframe_mt, &index, end - 1))) {
 		if (!all && sec->registered)
 			return -EEXIST;
-		mtree_erase(&mm->sframe_mt, sec->text_start);
-		kfree_rcu(sec, rcu);
+		sframe_tree_del(mm, sec);
 		erased++;
 	}
 	if (erased)
@@ -243,7 +168,26 @@ static int sframe_erase(struct mm_struct *mm, unsigned long start,
 void unwind_sframe_mm_init(struct mm_struct *mm)
 {
 	mt_init_flags(&mm->sframe_mt, MT_FLAGS_USE_RCU);
+	atomic_set(&mm->sframe_tables, 0);
 	sframe_new_gen(mm);
+}
+
+/**
+ * unwind_sframe_has_tables - does the current mm know any SFrame table?
+ *
+ * Most processes have none (distributions build without them), and a walk
+ * can then skip asking whether a word on the stack is code with a table.
+ * An insert racing with this may not be seen: the walk then goes as if it
+ * came a moment earlier.
+ *
+ * Context: Task context.
+ * Return: true if the registry holds an entry with a table.
+ */
+bool unwind_sframe_has_tables(void)
+{
+	struct mm_struct *mm = current->mm;
+
+	return mm && atomic_read(&mm->sframe_tables);
 }
 
 /**
@@ -468,20 +412,14 @@ int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec,
 		  bool discover)
 {
 	struct mm_struct *mm = current->mm;
-	struct unwind_sframe_cache *cache;
-	const struct unwind_sframe_sec *copy;
 	int tries;
 
 	sec->text_start = 0;
 	sec->text_end = 0;
 	if (!mm)
 		return -ENOENT;
-	cache = sframe_cache_get(mm);
-	copy = cache ? sframe_cache_find(cache, pc) : NULL;
-	if (copy) {
-		*sec = *copy;
+	if (sframe_cache_copy(mm, pc, sec))
 		return sec->sframe ? 0 : -ENOENT;
-	}
 	for (tries = 0; tries < 2; tries++) {
 		struct unwind_sframe_sec *found;
 		unsigned long index = pc;
@@ -492,10 +430,7 @@ int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec,
 			*sec = *found;
 		rcu_read_unlock();
 		if (found) {
-			if (cache) {
-				cache->secs[cache->next] = *sec;
-				cache->next = (cache->next + 1) % SFRAME_CACHE_SECS;
-			}
+			sframe_cache_add(sec);
 			return sec->sframe ? 0 : -ENOENT;
 		}
 		if (tries || !discover || sframe_discover(mm, pc))
@@ -528,8 +463,7 @@ static int sframe_prctl_add(unsigned long sframe, unsigned long len,
 		goto free;
 	ret = sframe_erase(mm, start, end, false);
 	if (ret >= 0)
-		ret = mtree_insert_range(&mm->sframe_mt, start, end - 1, sec,
-					 GFP_KERNEL);
+		ret = sframe_tree_add(mm, sec);
 	mmap_write_unlock(mm);
 	if (!ret)
 		return 0;
@@ -549,8 +483,7 @@ static int sframe_prctl_remove(unsigned long start)
 		return ret;
 	sec = mtree_load(&mm->sframe_mt, start);
 	if (sec && sec->registered && sec->text_start == start) {
-		mtree_erase(&mm->sframe_mt, start);
-		kfree_rcu(sec, rcu);
+		sframe_tree_del(mm, sec);
 		sframe_new_gen(mm);
 	} else {
 		ret = -ENOENT;

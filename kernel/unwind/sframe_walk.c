@@ -116,9 +116,14 @@ static int sframe_walk_row(struct unwind_user_state *state, unsigned long pc,
 	ret = sframe_walk_sec(state, pc, discover);
 	if (ret)
 		return ret;
-	ret = sframe_find_row(&state->sframe_sec, pc, &state->sframe_row);
-	if (ret)
-		return ret;
+	/* The task's walks meet the same call sites again and again. */
+	if (!sframe_row_cached(pc, &state->sframe_row)) {
+		ret = sframe_find_row(&state->sframe_sec, pc,
+				      &state->sframe_row);
+		if (ret)
+			return ret;
+		sframe_row_keep(&state->sframe_sec, pc, &state->sframe_row);
+	}
 	sframe_quick_set(state);
 	state->sframe_pc = pc;
 	return 0;

@@ -162,8 +162,11 @@ static int unwind_user_first_frame(struct unwind_user_state *state)
 		state->sp += sp_off + state->ws;
 		return 0;
 	}
-	/* The table first: decoding the call costs more, and rarely runs. */
-	if (state->ws == 8 &&
+	/*
+	 * The table first: decoding the call costs more, and rarely runs.
+	 * A process with no table at all (most of them) reads nothing.
+	 */
+	if (state->ws == 8 && unwind_sframe_has_tables() &&
 	    !unwind_user_read_word(state, state->sp, &ra) &&
 	    unwind_sframe_covers(state, ra) &&
 	    arch_unwind_user_after_call(state, ra, NULL)) {
@@ -248,9 +251,10 @@ unwind_user_fp_run(struct unwind_user_state *state,
 		   unsigned long *last, bool above_sp)
 {
 	const unsigned long top = TASK_SIZE_MAX;
-	/* The text without tables that the run stays in. */
+	/* The text without tables that the run stays in: all, without SFrame. */
 	const unsigned long text = state->sframe_sec.text_start;
-	const unsigned long span = state->sframe_sec.text_end - text;
+	const unsigned long span = IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) ?
+				   state->sframe_sec.text_end - text : ULONG_MAX;
 	/* Locals, not the state: stores to the entries cannot alias them. */
 	unsigned long fp = state->fp, sp = state->sp, ip = state->ip;
 	unsigned long prev = *last, next, ra;
@@ -402,7 +406,7 @@ int unwind_user_walk(struct unwind_user_state *state,
 {
 	bool topmost = true, by_sframe = false, ended = false;
 	unsigned long last_fp = 0;
-	unsigned int walked;
+	unsigned int walked, before;
 	int ret;
 
 	might_fault();
@@ -424,8 +428,25 @@ int unwind_user_walk(struct unwind_user_state *state,
 			by_sframe = true;
 		if (ret == -ENOENT && topmost)
 			ret = unwind_user_first_frame(state);
-		if (ret == -ENOENT)
+		if (ret == -ENOENT) {
+			/*
+			 * By frame pointers: the run takes this frame and the
+			 * ones after it in one window; the single step only
+			 * what the run leaves (guessing, compat, a bad record),
+			 * and ends the walk there as it should.
+			 */
+			before = trace->nr;
+			if (unwind_user_fp_run(state, trace, max, &last_fp,
+					       by_sframe)) {
+				ended = true;
+				break;
+			}
+			if (trace->nr > before) {
+				topmost = false;
+				continue;
+			}
 			ret = unwind_user_fp_step(state, &last_fp, by_sframe);
+		}
 		/* A return address of 0, or a table's outermost row. */
 		if (ret == 1 || (!ret && !state->ip)) {
 			ended = true;
@@ -437,11 +458,6 @@ int unwind_user_walk(struct unwind_user_state *state,
 		trace->entries[trace->nr++] = unwind_user_addr(state,
 							       state->ip_base,
 							       state->ip);
-		if (unwind_user_untabled(state, false) &&
-		    unwind_user_fp_run(state, trace, max, &last_fp, by_sframe)) {
-			ended = true;
-			break;
-		}
 		if (unwind_user_sframe_cached(state, false) &&
 		    unwind_user_sframe_run(state, trace, max)) {
 			ended = true;

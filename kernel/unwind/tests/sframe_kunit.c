@@ -564,6 +564,48 @@ static void sframe_walk_ends(struct kunit *test)
 	unwind_sframe_prctl(PR_SFRAME_REMOVE, env->text, 0, 0, 0);
 }
 
+/*
+ * The rows a task keeps (sframe_cache.c): found again for their pc only,
+ * dropped when the registry erases an entry (a new generation), and never
+ * kept for a table added by prctl, which its code generator may rewrite.
+ */
+static void sframe_row_copies(struct kunit *test)
+{
+	struct sfk_env *env = sfk_env(test, 2);
+	unsigned long pc = env->text + 0x105;
+	struct unwind_sframe_sec sec, none;
+	struct unwind_sframe_row row, got;
+
+	KUNIT_ASSERT_EQ(test, sfk_init(env, &sec), 0);
+	KUNIT_ASSERT_EQ(test, sframe_find_row(&sec, pc, &row), 0);
+	KUNIT_EXPECT_FALSE(test, sframe_row_cached(pc, &got));
+	/* A lookup (a miss here) sets up the task's copies. */
+	KUNIT_EXPECT_EQ(test, sframe_lookup(pc, &none, false), -ENOENT);
+
+	sframe_row_keep(&sec, pc, &row);
+	KUNIT_ASSERT_TRUE(test, sframe_row_cached(pc, &got));
+	KUNIT_EXPECT_EQ(test, memcmp(&got, &row, sizeof(row)), 0);
+	KUNIT_EXPECT_FALSE(test, sframe_row_cached(pc + 1, &got));
+	KUNIT_EXPECT_FALSE(test, sframe_row_cached(0, &got));
+
+	/* Adding and removing a table elsewhere: a new generation. */
+	KUNIT_ASSERT_EQ(test, unwind_sframe_prctl(PR_SFRAME_ADD, env->sec,
+						  env->len, env->text + 0x800,
+						  env->text + 0xc00), 0);
+	KUNIT_ASSERT_EQ(test, unwind_sframe_prctl(PR_SFRAME_REMOVE,
+						  env->text + 0x800, 0, 0, 0), 0);
+	KUNIT_EXPECT_FALSE(test, sframe_row_cached(pc, &got));
+
+	/* Kept again under the new generation, but not a prctl table's. */
+	KUNIT_EXPECT_EQ(test, sframe_lookup(pc, &none, false), -ENOENT);
+	sec.registered = true;
+	sframe_row_keep(&sec, pc, &row);
+	KUNIT_EXPECT_FALSE(test, sframe_row_cached(pc, &got));
+	sec.registered = false;
+	sframe_row_keep(&sec, pc, &row);
+	KUNIT_EXPECT_TRUE(test, sframe_row_cached(pc, &got));
+}
+
 static struct kunit_case sframe_cases[] = {
 	KUNIT_CASE(sframe_good_v1),
 	KUNIT_CASE(sframe_good_v2),
@@ -575,6 +617,7 @@ static struct kunit_case sframe_cases[] = {
 	KUNIT_CASE(sframe_v3_flex),
 	KUNIT_CASE(sframe_walk_mixed),
 	KUNIT_CASE(sframe_walk_ends),
+	KUNIT_CASE(sframe_row_copies),
 	{}
 };
 

@@ -61,20 +61,29 @@ user_stack_read(uint64_t *buf, unsigned long size, unsigned long skip)
 static __attribute__((noinline, unused)) int
 user_backtrace(void **buffer, int size)
 {
-	uint64_t ips[USER_BACKTRACE_MAX];
 	long n;
 
+	/*
+	 * Build a frame even with no locals (GCC omits it in such leaves):
+	 * the walk must find this function's return address in it.
+	 */
+	asm volatile("" : : "r" (__builtin_frame_address(0)));
 	if (size <= 0)
 		return 0;
 	if (size > USER_BACKTRACE_MAX)
 		size = USER_BACKTRACE_MAX;
 	/* Entry 0 is this function's own IP, after the system call. */
-	n = user_stack_read(ips, size, 1);
-	if (n < 0)
-		return 0;
-	for (long i = 0; i < n; i++)
-		buffer[i] = (void *)(uintptr_t)ips[i];
-	return n;
+	if (sizeof(void *) == sizeof(uint64_t)) {
+		/* A pointer is a __u64 entry: the kernel fills @buffer. */
+		n = user_stack_read((uint64_t *)buffer, size, 1);
+	} else {
+		uint64_t ips[USER_BACKTRACE_MAX];
+
+		n = user_stack_read(ips, size, 1);
+		for (long i = 0; i < n; i++)
+			buffer[i] = (void *)(uintptr_t)ips[i];
+	}
+	return n < 0 ? 0 : n;
 }
 
 #endif /* UNWIND_USER_BACKTRACE_H */

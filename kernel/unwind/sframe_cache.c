@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A task's copies of what its SFrame lookups found: the registry entries
+ * of the objects its walks met last, and the rows of the return addresses
+ * they met. A profiled task is walked again and again through the same
+ * few objects and call sites; with these, such a walk searches neither
+ * the registry's tree nor the tables in user memory.
+ *
+ * The copies belong to the task and are used by its own walks only (task
+ * context), so they need no lock. They are valid while the mm's
+ * generation (mm->sframe_gen, see sframe_mm.c) is the one they were made
+ * under: an erase from the registry (munmap, prctl remove or replace)
+ * gives the mm a new one, and the next use finds the copies stale and
+ * drops them. Inserts change no entry a task copied.
+ *
+ * Rows are kept only for tables the kernel found in an object's file.
+ * A table added by prctl may be rewritten in place by the code generator
+ * that added it, so its rows are read from user memory at every use.
+ * (Rewriting a file's table in place, which needs an mprotect() first,
+ * can only make the task's own walks wrong, as a wrong table could.)
+ */
+#include <linux/hash.h>
+#include <linux/mm_types.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/unwind_user.h>
+#include <kunit/visibility.h>
+#include "sframe.h"
+
+#define SFRAME_CACHE_SECS	2
+#define SFRAME_ROW_BITS		6
+
+/* The row of one return address minus one (a frame's IP: its pc). */
+struct sframe_row_copy {
+	unsigned long		pc;
+	struct unwind_sframe_row row;
+};
+
+/**
+ * struct unwind_sframe_cache - a task's copies of SFrame lookups
+ * @gen:	mm->sframe_gen when the copies were made
+ * @next:	the slot of @secs the next copy replaces
+ * @secs:	registry entries; text_end 0 for an empty slot
+ * @rows:	rows by pc, hashed; pc 0 for an empty slot. Allocated by the
+ *		first row kept, so that tasks walking only code without
+ *		tables do not pay for them.
+ */
+struct unwind_sframe_cache {
+	u64			gen;
+	unsigned int		next;
+	struct unwind_sframe_sec secs[SFRAME_CACHE_SECS];
+	struct sframe_row_copy	*rows;
+};
+
+/* Pairs with sframe_new_gen(): copies made after it see its erase. */
+static u64 sframe_gen_now(struct mm_struct *mm)
+{
+	return smp_load_acquire(&mm->sframe_gen);
+}
+
+static void sframe_cache_empty(struct unwind_sframe_cache *cache, u64 gen)
+{
+	memset(cache->secs, 0, sizeof(cache->secs));
+	cache->next = 0;
+	if (cache->rows)
+		memset(cache->rows, 0,
+		       sizeof(*cache->rows) << SFRAME_ROW_BITS);
+	cache->gen = gen;
+}
+
+/*
+ * The current task's copies for @mm, emptied if @mm changed since they
+ * were made; NULL if they cannot be allocated (lookups then use the tree).
+ */
+static struct unwind_sframe_cache *sframe_cache_get(struct mm_struct *mm)
+{
+	struct unwind_sframe_cache *cache = current->unwind_info.sframe_cache;
+	u64 gen = sframe_gen_now(mm);
+
+	if (!cache) {
+		cache = kzalloc(sizeof(*cache), GFP_KERNEL);
+		if (!cache)
+			return NULL;
+		current->unwind_info.sframe_cache = cache;
+	}
+	if (cache->gen != gen)
+		sframe_cache_empty(cache, gen);
+	return cache;
+}
+
+static const struct unwind_sframe_sec *
+sframe_cache_find(const struct unwind_sframe_cache *cache, unsigned long pc)
+{
+	unsigned int i;
+
+	for (i = 0; i < SFRAME_CACHE_SECS; i++) {
+		const struct unwind_sframe_sec *sec = &cache->secs[i];
+
+		if (pc - sec->text_start < sec->text_end - sec->text_start)
+			return sec;
+	}
+	return NULL;
+}
+
+/**
+ * sframe_cache_copy - copy the kept registry entry whose text holds @pc
+ * @mm:		the current task's mm
+ * @pc:		a user address
+ * @sec:	receives the copy
+ *
+ * Starts the copies afresh first if @mm changed since they were made.
+ *
+ * Context: Task context (may allocate).
+ * Return: true if @sec was filled.
+ */
+bool sframe_cache_copy(struct mm_struct *mm, unsigned long pc,
+		       struct unwind_sframe_sec *sec)
+{
+	struct unwind_sframe_cache *cache = sframe_cache_get(mm);
+	const struct unwind_sframe_sec *copy;
+
+	copy = cache ? sframe_cache_find(cache, pc) : NULL;
+	if (!copy)
+		return false;
+	*sec = *copy;
+	return true;
+}
+
+/*
+ * The current task's copies if they are still valid; no allocation and no
+ * emptying here, the lookups that fill them do that.
+ */
+static struct unwind_sframe_cache *sframe_cache_valid(void)
+{
+	struct unwind_sframe_cache *cache = current->unwind_info.sframe_cache;
+	struct mm_struct *mm = current->mm;
+
+	if (!cache || !mm || cache->gen != sframe_gen_now(mm))
+		return NULL;
+	return cache;
+}
+
+/**
+ * sframe_cache_add - keep a copy of a registry entry, replacing the oldest
+ * @sec:	the entry, read from the tree after sframe_cache_copy() missed
+ *
+ * Not kept if the mm's generation changed since that miss: the entry
+ * may already be gone.
+ *
+ * Context: Task context.
+ */
+void sframe_cache_add(const struct unwind_sframe_sec *sec)
+{
+	struct unwind_sframe_cache *cache = sframe_cache_valid();
+
+	if (!cache)
+		return;
+	cache->secs[cache->next] = *sec;
+	cache->next = (cache->next + 1) % SFRAME_CACHE_SECS;
+}
+
+/**
+ * sframe_row_cached - the kept row for @pc, if there is one
+ * @pc:		a frame's IP (a return address minus one)
+ * @row:	receives the row
+ *
+ * Context: Task context.
+ * Return: true if @row was filled.
+ */
+bool sframe_row_cached(unsigned long pc, struct unwind_sframe_row *row)
+{
+	struct unwind_sframe_cache *cache = sframe_cache_valid();
+	const struct sframe_row_copy *copy;
+
+	if (!cache || !cache->rows || !pc)
+		return false;
+	copy = &cache->rows[hash_long(pc, SFRAME_ROW_BITS)];
+	if (copy->pc != pc)
+		return false;
+	*row = copy->row;
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(sframe_row_cached);
+
+/**
+ * sframe_row_keep - keep the row a table gave for @pc
+ * @sec:	the section the row was read from
+ * @pc:		a frame's IP
+ * @row:	the row
+ *
+ * Not kept if @sec was added by prctl (its table may be rewritten in
+ * place), or if the mm's generation changed since @sec was copied: then
+ * @sec may be gone, and the row with it.
+ *
+ * Context: Task context (may allocate), in the walk that copied @sec.
+ */
+void sframe_row_keep(const struct unwind_sframe_sec *sec, unsigned long pc,
+		     const struct unwind_sframe_row *row)
+{
+	struct unwind_sframe_cache *cache = sframe_cache_valid();
+	struct sframe_row_copy *copy;
+
+	if (!cache || sec->registered || !pc)
+		return;
+	if (!cache->rows) {
+		cache->rows = kcalloc(1 << SFRAME_ROW_BITS, sizeof(*cache->rows),
+				      GFP_KERNEL);
+		if (!cache->rows)
+			return;
+	}
+	copy = &cache->rows[hash_long(pc, SFRAME_ROW_BITS)];
+	copy->pc = pc;
+	copy->row = *row;
+}
+EXPORT_SYMBOL_IF_KUNIT(sframe_row_keep);
+
+/**
+ * unwind_sframe_task_free - free a task's copies
+ * @task:	the task being freed
+ */
+void unwind_sframe_task_free(struct task_struct *task)
+{
+	struct unwind_sframe_cache *cache = task->unwind_info.sframe_cache;
+
+	if (cache)
+		kfree(cache->rows);
+	kfree(cache);
+}
+
+/**
+ * unwind_sframe_known_text - is @addr in text the registry found itself?
+ * @addr:	a user address of the current task
+ * @start:	set to the start of that text, if so
+ * @end:	set to its end (exclusive)
+ *
+ * Only the current task's copies are asked, not the tree: the walk that
+ * just ran put the entries of its frames there. Text the registry found
+ * was an executable file mapping when found, and its entry goes when the
+ * mapping is unmapped; text added by prctl is whatever the task said, and
+ * does not count.
+ *
+ * Context: Task context, after a walk.
+ * Return: true if @addr lies in such text.
+ */
+bool unwind_sframe_known_text(unsigned long addr, unsigned long *start,
+			      unsigned long *end)
+{
+	struct unwind_sframe_cache *cache = sframe_cache_valid();
+	const struct unwind_sframe_sec *sec;
+
+	if (!cache)
+		return false;
+	sec = sframe_cache_find(cache, addr);
+	if (!sec || sec->registered)
+		return false;
+	*start = sec->text_start;
+	*end = sec->text_end;
+	return true;
+}
