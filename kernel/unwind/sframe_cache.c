@@ -52,9 +52,10 @@ struct unwind_sframe_cache {
 	struct sframe_row_copy	*rows;
 };
 
-/* Pairs with sframe_new_gen(): copies made after it see its erase. */
+/* The mm's generation, for copies made or used after reading it. */
 static u64 sframe_gen_now(struct mm_struct *mm)
 {
+	/* Pairs with sframe_new_gen(): what follows sees its erase. */
 	return smp_load_acquire(&mm->sframe_gen);
 }
 
