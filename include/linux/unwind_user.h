@@ -53,6 +53,13 @@ static inline int unwind_user_walk(struct unwind_user_state *state,
 #endif /* CONFIG_UNWIND_USER */
 
 /* The walker's SFrame steps (kernel/unwind/sframe_walk.c). */
+
+/*
+ * unwind_sframe_step() found the frame's row and it has the quick form
+ * (state->sframe_quick): the walk loop steps the frame by it, inline.
+ */
+#define UNWIND_SFRAME_QUICK	2
+
 #ifdef CONFIG_UNWIND_USER_SFRAME
 
 int unwind_sframe_step(struct unwind_user_state *state, bool topmost);

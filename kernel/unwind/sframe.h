@@ -12,7 +12,10 @@
 #ifndef _KERNEL_UNWIND_SFRAME_H
 #define _KERNEL_UNWIND_SFRAME_H
 
+#include <linux/hash.h>
+#include <linux/mm_types.h>
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
 #include <linux/types.h>
 #include <linux/unwind_user_types.h>
 
@@ -127,12 +130,68 @@ int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec,
 		  bool discover);
 
 /* A task's copies of its lookups (sframe_cache.c). */
-struct mm_struct;
+#define SFRAME_CACHE_SECS	2
+#define SFRAME_ROW_BITS		6
+
+/* The row of one frame's IP (a return address minus one), and its quick form. */
+struct sframe_row_copy {
+	unsigned long		pc;
+	struct unwind_sframe_row row;
+	struct unwind_sframe_quick quick;
+};
+
+/**
+ * struct unwind_sframe_cache - a task's copies of SFrame lookups
+ * @gen:	mm->sframe_gen when the copies were made
+ * @next:	the slot of @secs the next copy replaces
+ * @secs:	registry entries; text_end 0 for an empty slot
+ * @rows:	rows by pc, hashed; pc 0 for an empty slot. Allocated by the
+ *		first row kept, so that tasks walking only code without
+ *		tables do not pay for them.
+ *
+ * Used by the task itself only (its walks, in task context): no lock.
+ */
+struct unwind_sframe_cache {
+	u64			gen;
+	unsigned int		next;
+	struct unwind_sframe_sec secs[SFRAME_CACHE_SECS];
+	struct sframe_row_copy	*rows;
+};
+
 bool sframe_cache_copy(struct mm_struct *mm, unsigned long pc,
 		       struct unwind_sframe_sec *sec);
 void sframe_cache_add(const struct unwind_sframe_sec *sec);
-bool sframe_row_cached(unsigned long pc, struct unwind_sframe_row *row);
 void sframe_row_keep(const struct unwind_sframe_sec *sec, unsigned long pc,
-		     const struct unwind_sframe_row *row);
+		     const struct unwind_sframe_row *row,
+		     const struct unwind_sframe_quick *quick);
+
+#ifdef CONFIG_UNWIND_USER_SFRAME
+/**
+ * sframe_row_find - the current task's kept row for @pc
+ * @pc:		a frame's IP (a return address minus one)
+ *
+ * Inline: the walk loop asks at every frame that has a table.
+ *
+ * Context: Task context.
+ * Return: the copy, or NULL if none is kept or the copies are stale.
+ */
+static inline const struct sframe_row_copy *sframe_row_find(unsigned long pc)
+{
+	const struct unwind_sframe_cache *cache = current->unwind_info.sframe_cache;
+	const struct sframe_row_copy *copy;
+
+	/* Pairs with sframe_new_gen(): an erase makes the copies stale. */
+	if (!cache || !cache->rows || !pc || !current->mm ||
+	    cache->gen != smp_load_acquire(&current->mm->sframe_gen))
+		return NULL;
+	copy = &cache->rows[hash_long(pc, SFRAME_ROW_BITS)];
+	return copy->pc == pc ? copy : NULL;
+}
+#else
+static inline const struct sframe_row_copy *sframe_row_find(unsigned long pc)
+{
+	return NULL;
+}
+#endif
 
 #endif /* _KERNEL_UNWIND_SFRAME_H */

@@ -19,38 +19,10 @@
  * (Rewriting a file's table in place, which needs an mprotect() first,
  * can only make the task's own walks wrong, as a wrong table could.)
  */
-#include <linux/hash.h>
-#include <linux/mm_types.h>
-#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/unwind_user.h>
 #include <kunit/visibility.h>
 #include "sframe.h"
-
-#define SFRAME_CACHE_SECS	2
-#define SFRAME_ROW_BITS		6
-
-/* The row of one return address minus one (a frame's IP: its pc). */
-struct sframe_row_copy {
-	unsigned long		pc;
-	struct unwind_sframe_row row;
-};
-
-/**
- * struct unwind_sframe_cache - a task's copies of SFrame lookups
- * @gen:	mm->sframe_gen when the copies were made
- * @next:	the slot of @secs the next copy replaces
- * @secs:	registry entries; text_end 0 for an empty slot
- * @rows:	rows by pc, hashed; pc 0 for an empty slot. Allocated by the
- *		first row kept, so that tasks walking only code without
- *		tables do not pay for them.
- */
-struct unwind_sframe_cache {
-	u64			gen;
-	unsigned int		next;
-	struct unwind_sframe_sec secs[SFRAME_CACHE_SECS];
-	struct sframe_row_copy	*rows;
-};
 
 /* The mm's generation, for copies made or used after reading it. */
 static u64 sframe_gen_now(struct mm_struct *mm)
@@ -161,33 +133,11 @@ void sframe_cache_add(const struct unwind_sframe_sec *sec)
 }
 
 /**
- * sframe_row_cached - the kept row for @pc, if there is one
- * @pc:		a frame's IP (a return address minus one)
- * @row:	receives the row
- *
- * Context: Task context.
- * Return: true if @row was filled.
- */
-bool sframe_row_cached(unsigned long pc, struct unwind_sframe_row *row)
-{
-	struct unwind_sframe_cache *cache = sframe_cache_valid();
-	const struct sframe_row_copy *copy;
-
-	if (!cache || !cache->rows || !pc)
-		return false;
-	copy = &cache->rows[hash_long(pc, SFRAME_ROW_BITS)];
-	if (copy->pc != pc)
-		return false;
-	*row = copy->row;
-	return true;
-}
-EXPORT_SYMBOL_IF_KUNIT(sframe_row_cached);
-
-/**
  * sframe_row_keep - keep the row a table gave for @pc
  * @sec:	the section the row was read from
  * @pc:		a frame's IP
  * @row:	the row
+ * @quick:	its quick form (ok false if it has none)
  *
  * Not kept if @sec was added by prctl (its table may be rewritten in
  * place), or if the mm's generation changed since @sec was copied: then
@@ -196,7 +146,8 @@ EXPORT_SYMBOL_IF_KUNIT(sframe_row_cached);
  * Context: Task context (may allocate), in the walk that copied @sec.
  */
 void sframe_row_keep(const struct unwind_sframe_sec *sec, unsigned long pc,
-		     const struct unwind_sframe_row *row)
+		     const struct unwind_sframe_row *row,
+		     const struct unwind_sframe_quick *quick)
 {
 	struct unwind_sframe_cache *cache = sframe_cache_valid();
 	struct sframe_row_copy *copy;
@@ -212,6 +163,7 @@ void sframe_row_keep(const struct unwind_sframe_sec *sec, unsigned long pc,
 	copy = &cache->rows[hash_long(pc, SFRAME_ROW_BITS)];
 	copy->pc = pc;
 	copy->row = *row;
+	copy->quick = *quick;
 }
 EXPORT_SYMBOL_IF_KUNIT(sframe_row_keep);
 

@@ -108,6 +108,7 @@ static void sframe_quick_set(struct unwind_user_state *state)
 static int sframe_walk_row(struct unwind_user_state *state, unsigned long pc,
 			   bool discover)
 {
+	const struct sframe_row_copy *copy;
 	int ret;
 
 	if (pc && pc == state->sframe_pc)
@@ -117,14 +118,19 @@ static int sframe_walk_row(struct unwind_user_state *state, unsigned long pc,
 	if (ret)
 		return ret;
 	/* The task's walks meet the same call sites again and again. */
-	if (!sframe_row_cached(pc, &state->sframe_row)) {
+	copy = sframe_row_find(pc);
+	if (copy) {
+		state->sframe_row = copy->row;
+		state->sframe_quick = copy->quick;
+	} else {
 		ret = sframe_find_row(&state->sframe_sec, pc,
 				      &state->sframe_row);
 		if (ret)
 			return ret;
-		sframe_row_keep(&state->sframe_sec, pc, &state->sframe_row);
+		sframe_quick_set(state);
+		sframe_row_keep(&state->sframe_sec, pc, &state->sframe_row,
+				&state->sframe_quick);
 	}
-	sframe_quick_set(state);
 	state->sframe_pc = pc;
 	return 0;
 }
@@ -135,9 +141,11 @@ static int sframe_walk_row(struct unwind_user_state *state, unsigned long pc,
  * @topmost:	@state is the interrupted frame, not a return address
  *
  * Context: Task context, page faults allowed.
- * Return: 0 if @state now describes the caller; 1 if the table says the
- * stack ends here; -ENOENT if no table covers the IP (walk by frame
- * pointers); another error if the table or stack is bad (stop).
+ * Return: 0 if @state now describes the caller; UNWIND_SFRAME_QUICK if
+ * the row's quick form (state->sframe_quick) is to step it, which the
+ * caller does; 1 if the table says the stack ends here; -ENOENT if no
+ * table covers the IP (walk by frame pointers); another error if the
+ * table or stack is bad (stop).
  */
 int unwind_sframe_step(struct unwind_user_state *state, bool topmost)
 {
@@ -157,6 +165,9 @@ int unwind_sframe_step(struct unwind_user_state *state, bool topmost)
 	/* Signal frames are not call frames: stop with what was found. */
 	if (row->signal)
 		return -EOPNOTSUPP;
+	/* Most rows: the walk loop steps the frame in one user access. */
+	if (state->sframe_quick.ok)
+		return UNWIND_SFRAME_QUICK;
 
 	ret = sframe_loc_value(state, &row->cfa, 0, &cfa);
 	if (ret)

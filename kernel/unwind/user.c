@@ -29,6 +29,7 @@
 #include <linux/sched/mm.h>
 #include <linux/uaccess.h>
 #include <asm/unwind_user.h>
+#include "sframe.h"
 
 /* Read one word of the task's size at a user address. */
 static int unwind_user_read_word(struct unwind_user_state *state,
@@ -305,6 +306,29 @@ unwind_user_sframe_cached(const struct unwind_user_state *state, bool topmost)
 }
 
 /*
+ * Has the task kept the frame's SFrame row, in its quick form, from an
+ * earlier walk (sframe_cache.c)? Then that becomes the row the walk holds,
+ * with no call and no table read: a stack walked before costs about what
+ * frame pointers cost. Other rows go through unwind_sframe_step().
+ */
+static __always_inline bool
+unwind_user_sframe_kept(struct unwind_user_state *state, bool topmost)
+{
+	unsigned long pc = topmost ? state->ip : state->ip - 1;
+	const struct sframe_row_copy *copy;
+
+	if (!IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) || state->ws != 8)
+		return false;
+	copy = sframe_row_find(pc);
+	if (!copy || !copy->quick.ok)
+		return false;
+	state->sframe_row = copy->row;
+	state->sframe_quick = copy->quick;
+	state->sframe_pc = pc;
+	return true;
+}
+
+/*
  * One frame by the quick form of the SFrame row the walk holds: the CFA,
  * then the saved words in one user access window, as a frame-pointer
  * step reads its record. The CFA must rise above the SP, which also ends
@@ -420,10 +444,13 @@ int unwind_user_walk(struct unwind_user_state *state,
 	while (trace->nr < max) {
 		if (unwind_user_untabled(state, topmost))
 			ret = -ENOENT;
-		else if (unwind_user_sframe_cached(state, topmost))
+		else if (unwind_user_sframe_cached(state, topmost) ||
+			 unwind_user_sframe_kept(state, topmost))
 			ret = unwind_user_sframe_quick(state);
 		else
 			ret = unwind_sframe_step(state, topmost);
+		if (ret == UNWIND_SFRAME_QUICK)
+			ret = unwind_user_sframe_quick(state);
 		if (!ret)
 			by_sframe = true;
 		if (ret == -ENOENT && topmost)

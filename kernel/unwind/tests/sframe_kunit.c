@@ -573,20 +573,24 @@ static void sframe_row_copies(struct kunit *test)
 {
 	struct sfk_env *env = sfk_env(test, 2);
 	unsigned long pc = env->text + 0x105;
+	const struct unwind_sframe_quick quick = { .ok = true, .span = 8 };
+	const struct sframe_row_copy *copy;
 	struct unwind_sframe_sec sec, none;
-	struct unwind_sframe_row row, got;
+	struct unwind_sframe_row row;
 
 	KUNIT_ASSERT_EQ(test, sfk_init(env, &sec), 0);
 	KUNIT_ASSERT_EQ(test, sframe_find_row(&sec, pc, &row), 0);
-	KUNIT_EXPECT_FALSE(test, sframe_row_cached(pc, &got));
+	KUNIT_EXPECT_NULL(test, sframe_row_find(pc));
 	/* A lookup (a miss here) sets up the task's copies. */
 	KUNIT_EXPECT_EQ(test, sframe_lookup(pc, &none, false), -ENOENT);
 
-	sframe_row_keep(&sec, pc, &row);
-	KUNIT_ASSERT_TRUE(test, sframe_row_cached(pc, &got));
-	KUNIT_EXPECT_EQ(test, memcmp(&got, &row, sizeof(row)), 0);
-	KUNIT_EXPECT_FALSE(test, sframe_row_cached(pc + 1, &got));
-	KUNIT_EXPECT_FALSE(test, sframe_row_cached(0, &got));
+	sframe_row_keep(&sec, pc, &row, &quick);
+	copy = sframe_row_find(pc);
+	KUNIT_ASSERT_NOT_NULL(test, copy);
+	KUNIT_EXPECT_EQ(test, memcmp(&copy->row, &row, sizeof(row)), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(&copy->quick, &quick, sizeof(quick)), 0);
+	KUNIT_EXPECT_NULL(test, sframe_row_find(pc + 1));
+	KUNIT_EXPECT_NULL(test, sframe_row_find(0));
 
 	/* Adding and removing a table elsewhere: a new generation. */
 	KUNIT_ASSERT_EQ(test, unwind_sframe_prctl(PR_SFRAME_ADD, env->sec,
@@ -594,16 +598,16 @@ static void sframe_row_copies(struct kunit *test)
 						  env->text + 0xc00), 0);
 	KUNIT_ASSERT_EQ(test, unwind_sframe_prctl(PR_SFRAME_REMOVE,
 						  env->text + 0x800, 0, 0, 0), 0);
-	KUNIT_EXPECT_FALSE(test, sframe_row_cached(pc, &got));
+	KUNIT_EXPECT_NULL(test, sframe_row_find(pc));
 
 	/* Kept again under the new generation, but not a prctl table's. */
 	KUNIT_EXPECT_EQ(test, sframe_lookup(pc, &none, false), -ENOENT);
 	sec.registered = true;
-	sframe_row_keep(&sec, pc, &row);
-	KUNIT_EXPECT_FALSE(test, sframe_row_cached(pc, &got));
+	sframe_row_keep(&sec, pc, &row, &quick);
+	KUNIT_EXPECT_NULL(test, sframe_row_find(pc));
 	sec.registered = false;
-	sframe_row_keep(&sec, pc, &row);
-	KUNIT_EXPECT_TRUE(test, sframe_row_cached(pc, &got));
+	sframe_row_keep(&sec, pc, &row, &quick);
+	KUNIT_EXPECT_NOT_NULL(test, sframe_row_find(pc));
 }
 
 static struct kunit_case sframe_cases[] = {
