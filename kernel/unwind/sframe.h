@@ -178,11 +178,13 @@ void sframe_row_keep(const struct unwind_sframe_sec *sec, unsigned long pc,
 static inline const struct sframe_row_copy *sframe_row_find(unsigned long pc)
 {
 	const struct unwind_sframe_cache *cache = current->unwind_info.sframe_cache;
+	struct mm_struct *mm = current->mm;
 	const struct sframe_row_copy *copy;
 
+	if (!cache || !cache->rows || !pc || !mm)
+		return NULL;
 	/* Pairs with sframe_new_gen(): an erase makes the copies stale. */
-	if (!cache || !cache->rows || !pc || !current->mm ||
-	    cache->gen != smp_load_acquire(&current->mm->sframe_gen))
+	if (cache->gen != smp_load_acquire(&mm->sframe_gen))
 		return NULL;
 	copy = &cache->rows[hash_long(pc, SFRAME_ROW_BITS)];
 	return copy->pc == pc ? copy : NULL;
