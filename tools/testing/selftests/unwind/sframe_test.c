@@ -185,6 +185,17 @@ TEST_F(sframe, chain_task)
 	sf_chain(_metadata, "task");
 }
 
+/*
+ * Walked again in the same process: the task's kept rows (taken by the
+ * walk loop without reading the table) give the same exact chain.
+ */
+TEST_F(sframe, chain_kept_rows)
+{
+	sf_chain(_metadata, "task");
+	ut_drain();
+	sf_chain(_metadata, "task");
+}
+
 TEST_F(sframe, chain_nmi)
 {
 	sf_chain(_metadata, "nmi");
