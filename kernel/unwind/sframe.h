@@ -166,6 +166,23 @@ void sframe_row_keep(const struct unwind_sframe_sec *sec, unsigned long pc,
 		     const struct unwind_sframe_quick *quick);
 
 #ifdef CONFIG_UNWIND_USER_SFRAME
+/*
+ * The current task's copies if they are still valid; no allocation and no
+ * emptying here, the lookups that fill them do that.
+ */
+static inline struct unwind_sframe_cache *sframe_cache_valid(void)
+{
+	struct unwind_sframe_cache *cache = current->unwind_info.sframe_cache;
+	struct mm_struct *mm = current->mm;
+
+	if (!cache || !mm)
+		return NULL;
+	/* Pairs with sframe_new_gen(): an erase makes the copies stale. */
+	if (cache->gen != smp_load_acquire(&mm->sframe_gen))
+		return NULL;
+	return cache;
+}
+
 /**
  * sframe_row_find - the current task's kept row for @pc
  * @pc:		a frame's IP (a return address minus one)
@@ -177,14 +194,10 @@ void sframe_row_keep(const struct unwind_sframe_sec *sec, unsigned long pc,
  */
 static inline const struct sframe_row_copy *sframe_row_find(unsigned long pc)
 {
-	const struct unwind_sframe_cache *cache = current->unwind_info.sframe_cache;
-	struct mm_struct *mm = current->mm;
+	const struct unwind_sframe_cache *cache = sframe_cache_valid();
 	const struct sframe_row_copy *copy;
 
-	if (!cache || !cache->rows || !pc || !mm)
-		return NULL;
-	/* Pairs with sframe_new_gen(): an erase makes the copies stale. */
-	if (cache->gen != smp_load_acquire(&mm->sframe_gen))
+	if (!cache || !cache->rows || !pc)
 		return NULL;
 	copy = &cache->rows[hash_long(pc, SFRAME_ROW_BITS)];
 	return copy->pc == pc ? copy : NULL;

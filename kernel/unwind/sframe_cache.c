@@ -99,20 +99,6 @@ bool sframe_cache_copy(struct mm_struct *mm, unsigned long pc,
 	return true;
 }
 
-/*
- * The current task's copies if they are still valid; no allocation and no
- * emptying here, the lookups that fill them do that.
- */
-static struct unwind_sframe_cache *sframe_cache_valid(void)
-{
-	struct unwind_sframe_cache *cache = current->unwind_info.sframe_cache;
-	struct mm_struct *mm = current->mm;
-
-	if (!cache || !mm || cache->gen != sframe_gen_now(mm))
-		return NULL;
-	return cache;
-}
-
 /**
  * sframe_cache_add - keep a copy of a registry entry, replacing the oldest
  * @sec:	the entry, read from the tree after sframe_cache_copy() missed
