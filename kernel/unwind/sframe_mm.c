@@ -71,20 +71,41 @@ static void sframe_report(const struct unwind_sframe_sec *sec, struct file *file
 				    sec->sframe, why);
 }
 
-/* Check the section for @sec's text; on failure, record "no table". */
-static void sframe_sec_fill(struct unwind_sframe_sec *sec, unsigned long sframe,
-			    unsigned long len, struct file *file)
+/*
+ * Could a failed read of an object's headers or table succeed later? Not
+ * if the object says so (no table, a bad one), but a killable file read or
+ * page fault gives up once the task has a fatal signal pending, and memory
+ * or I/O may fail for a moment. Such a failure must not be recorded as
+ * "no table": the mm would walk the object without it until it is
+ * unmapped, also in the tasks that share the mm with a killed one.
+ */
+static bool sframe_read_may_pass(int err)
+{
+	return fatal_signal_pending(current) || err == -ENOMEM ||
+	       err == -EINTR || err == -ERESTARTSYS || err == -EIO ||
+	       err == -EAGAIN;
+}
+
+/*
+ * Check the section for @sec's text. On a failure that may pass, return
+ * it: the caller records nothing. On another, record "no table" (0).
+ */
+static int sframe_sec_fill(struct unwind_sframe_sec *sec, unsigned long sframe,
+			   unsigned long len, struct file *file)
 {
 	const char *why = "unreadable";
 	int ret;
 
 	ret = sframe_sec_init(sec, sframe, len, &why);
 	if (!ret)
-		return;
-	sec->sframe = sframe;
-	if (ret != -EINTR && ret != -ENOMEM)
-		sframe_report(sec, file, why ? why : "unreadable");
+		return 0;
 	sec->sframe = 0;
+	if (sframe_read_may_pass(ret))
+		return ret;
+	sec->sframe = sframe;
+	sframe_report(sec, file, why ? why : "unreadable");
+	sec->sframe = 0;
+	return 0;
 }
 
 /* Generations of all mms: each erase and each new mm draws a new one. */
@@ -268,7 +289,11 @@ void unwind_sframe_add_elf(struct file *file, const struct elf64_phdr *phdrs,
 				   PAGE_ALIGN(bias + ph->p_vaddr + ph->p_memsz));
 		if (!sec)
 			return;
-		sframe_sec_fill(sec, bias + sf->p_vaddr, sf->p_memsz, file);
+		/* Not recorded: the first walk that needs it reads it again. */
+		if (sframe_sec_fill(sec, bias + sf->p_vaddr, sf->p_memsz, file)) {
+			kfree(sec);
+			continue;
+		}
 		sframe_insert(mm, sec);
 	}
 }
@@ -276,7 +301,8 @@ void unwind_sframe_add_elf(struct file *file, const struct elf64_phdr *phdrs,
 /*
  * Read the ELF and program headers of the file mapped at @start (file
  * offset @pgoff pages) and find its SFrame section's address in memory.
- * Returns 0 with *sframe = 0 if the file has none.
+ * Returns 0 with *sframe = 0 if the file has none, -ENOEXEC if it is no
+ * ELF object we read, or the error of a read that failed.
  */
 static int sframe_from_file(struct file *file, unsigned long start,
 			    unsigned long pgoff, unsigned long *sframe,
@@ -290,10 +316,12 @@ static int sframe_from_file(struct file *file, unsigned long start,
 	loff_t pos = 0;
 	size_t size;
 	int ret = -ENOEXEC;
+	ssize_t n;
 
 	*sframe = 0;
-	if (kernel_read(file, &ehdr, sizeof(ehdr), &pos) != (ssize_t)sizeof(ehdr))
-		return -ENOEXEC;
+	n = kernel_read(file, &ehdr, sizeof(ehdr), &pos);
+	if (n != (ssize_t)sizeof(ehdr))
+		return n < 0 ? n : -ENOEXEC;
 	if (memcmp(ehdr.e_ident, ELFMAG, SELFMAG) ||
 	    ehdr.e_ident[EI_CLASS] != ELFCLASS64 || !elf_check_arch(&ehdr) ||
 	    ehdr.e_phentsize != sizeof(*phdrs) || !ehdr.e_phnum ||
@@ -305,8 +333,12 @@ static int sframe_from_file(struct file *file, unsigned long start,
 	if (!phdrs)
 		return -ENOMEM;
 	pos = ehdr.e_phoff;
-	if (kernel_read(file, phdrs, size, &pos) != (ssize_t)size)
+	n = kernel_read(file, phdrs, size, &pos);
+	if (n != (ssize_t)size) {
+		if (n < 0)
+			ret = n;
 		goto out;
+	}
 
 	sf = sframe_phdr(phdrs, ehdr.e_phnum);
 	if (!sf) {
@@ -347,7 +379,8 @@ static bool sframe_same_vma(struct vm_area_struct *vma, struct file *file,
 
 /*
  * Find the table of the executable mapping that holds @pc and record it
- * (or its absence) for the whole mapping.
+ * (or its absence) for the whole mapping. A read that failed and may pass
+ * (sframe_read_may_pass()) records nothing; the error is returned.
  */
 static int sframe_discover(struct mm_struct *mm, unsigned long pc)
 {
@@ -355,6 +388,7 @@ static int sframe_discover(struct mm_struct *mm, unsigned long pc)
 	struct vm_area_struct *vma;
 	struct unwind_sframe_sec *sec;
 	struct file *file;
+	int ret = 0;
 
 	if (mmap_read_lock_killable(mm))
 		return -EINTR;
@@ -375,11 +409,15 @@ static int sframe_discover(struct mm_struct *mm, unsigned long pc)
 			fput(file);
 		return -ENOMEM;
 	}
-	if (file && !sframe_from_file(file, start, pgoff, &sframe, &len) &&
-	    sframe)
-		sframe_sec_fill(sec, sframe, len, file);
+	if (file) {
+		ret = sframe_from_file(file, start, pgoff, &sframe, &len);
+		if (!ret && sframe)
+			ret = sframe_sec_fill(sec, sframe, len, file);
+		else if (ret && !sframe_read_may_pass(ret))
+			ret = 0;	/* not an object we read: no table */
+	}
 
-	if (mmap_read_lock_killable(mm)) {
+	if (ret || mmap_read_lock_killable(mm)) {
 		kfree(sec);
 	} else {
 		if (sframe_same_vma(vma_lookup(mm, pc), file, start, end, pgoff))
@@ -390,7 +428,7 @@ static int sframe_discover(struct mm_struct *mm, unsigned long pc)
 	}
 	if (file)
 		fput(file);
-	return 0;
+	return ret;
 }
 
 /**

@@ -9,7 +9,11 @@
  */
 #include <kunit/test.h>
 #include <kunit/visibility.h>
+#include <linux/elf.h>
+#include <linux/fs.h>
 #include <linux/mman.h>
+#include <linux/sched/signal.h>
+#include <linux/shmem_fs.h>
 #include <linux/prctl.h>
 #include <linux/uaccess.h>
 #include <linux/unwind_sframe.h>
@@ -610,6 +614,104 @@ static void sframe_row_copies(struct kunit *test)
 	KUNIT_EXPECT_NOT_NULL(test, sframe_row_find(pc));
 }
 
+/* Where the section lies in sfk_elf_file()'s page. */
+#define SFK_ELF_SEC	0x800
+
+/*
+ * A one-page ELF object in a shmem file: a PT_LOAD segment of the page,
+ * executable, holding a version 1 section at SFK_ELF_SEC that describes
+ * sfk_funcs from the page's start. What the walker's discovery reads.
+ */
+static struct file *sfk_elf_file(struct kunit *test)
+{
+	struct sfk_env *env = kunit_kzalloc(test, sizeof(*env), GFP_KERNEL);
+	struct {
+		struct elf64_hdr	eh;
+		struct elf64_phdr	ph[2];
+	} hdr = {};
+	struct file *file;
+	loff_t pos = 0;
+	u8 *page;
+
+	KUNIT_ASSERT_NOT_NULL(test, env);
+	page = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	/* Version 1 starts are relative to the section: any base will do. */
+	env->sec = SFK_ELF_SEC;
+	sfk_build(env, 1, sfk_funcs, ARRAY_SIZE(sfk_funcs));
+	memcpy(hdr.eh.e_ident, ELFMAG, SELFMAG);
+	hdr.eh.e_ident[EI_CLASS] = ELFCLASS64;
+	hdr.eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	hdr.eh.e_ident[EI_VERSION] = EV_CURRENT;
+	hdr.eh.e_type = ET_DYN;
+	hdr.eh.e_machine = EM_X86_64;
+	hdr.eh.e_version = EV_CURRENT;
+	hdr.eh.e_phoff = sizeof(hdr.eh);
+	hdr.eh.e_ehsize = sizeof(hdr.eh);
+	hdr.eh.e_phentsize = sizeof(hdr.ph[0]);
+	hdr.eh.e_phnum = ARRAY_SIZE(hdr.ph);
+	hdr.ph[0].p_type = PT_LOAD;
+	hdr.ph[0].p_flags = PF_R | PF_X;
+	hdr.ph[0].p_filesz = PAGE_SIZE;
+	hdr.ph[0].p_memsz = PAGE_SIZE;
+	hdr.ph[0].p_align = PAGE_SIZE;
+	hdr.ph[1].p_type = PT_GNU_SFRAME;
+	hdr.ph[1].p_flags = PF_R;
+	hdr.ph[1].p_offset = SFK_ELF_SEC;
+	hdr.ph[1].p_vaddr = SFK_ELF_SEC;
+	hdr.ph[1].p_filesz = env->len;
+	hdr.ph[1].p_memsz = env->len;
+	memcpy(page, &hdr, sizeof(hdr));
+	memcpy(page + SFK_ELF_SEC, env->buf, env->len);
+
+	file = shmem_kernel_file_setup("sframe_kunit", PAGE_SIZE, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
+	KUNIT_ASSERT_EQ(test, kernel_write(file, page, PAGE_SIZE, &pos),
+			(ssize_t)PAGE_SIZE);
+	return file;
+}
+
+/*
+ * A discovery whose reads give up because the task has SIGKILL pending
+ * records nothing: the next lookup reads the object and finds its table.
+ * Recorded as "no table", the mm (which other tasks may share) would
+ * have walked the object without its table until it was unmapped.
+ */
+static void sframe_discover_killed(struct kunit *test)
+{
+	struct file *file = sfk_elf_file(test);
+	struct unwind_sframe_sec sec;
+	unsigned long start, pc;
+	int killed, later;
+
+	start = kunit_vm_mmap(test, file, 0, PAGE_SIZE, PROT_READ | PROT_EXEC,
+			      MAP_PRIVATE, 0);
+	fput(file);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(start));
+	pc = start + sfk_funcs[0].off + 5;
+
+	/* What a fatal signal looks like to the reads; taken back below. */
+	spin_lock_irq(&current->sighand->siglock);
+	sigaddset(&current->pending.signal, SIGKILL);
+	set_tsk_thread_flag(current, TIF_SIGPENDING);
+	spin_unlock_irq(&current->sighand->siglock);
+	killed = sframe_lookup(pc, &sec, true);
+	spin_lock_irq(&current->sighand->siglock);
+	sigdelset(&current->pending.signal, SIGKILL);
+	recalc_sigpending();
+	spin_unlock_irq(&current->sighand->siglock);
+
+	KUNIT_EXPECT_EQ(test, killed, -ENOENT);
+	/* Nothing known about the mapping: no "no table" entry. */
+	later = sframe_lookup(pc, &sec, false);
+	KUNIT_EXPECT_EQ(test, later, -ENOENT);
+	KUNIT_EXPECT_EQ(test, sec.text_end, 0);
+	/* Read again, and found. */
+	KUNIT_ASSERT_EQ(test, sframe_lookup(pc, &sec, true), 0);
+	KUNIT_EXPECT_EQ(test, sec.sframe, start + SFK_ELF_SEC);
+	KUNIT_EXPECT_EQ(test, sec.text_start, start);
+}
+
 static struct kunit_case sframe_cases[] = {
 	KUNIT_CASE(sframe_good_v1),
 	KUNIT_CASE(sframe_good_v2),
@@ -622,6 +724,7 @@ static struct kunit_case sframe_cases[] = {
 	KUNIT_CASE(sframe_walk_mixed),
 	KUNIT_CASE(sframe_walk_ends),
 	KUNIT_CASE(sframe_row_copies),
+	KUNIT_CASE(sframe_discover_killed),
 	{}
 };
 

@@ -44,6 +44,7 @@
 #include <linux/module.h>
 #include <linux/random.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/uaccess.h>
 #include <linux/unwind_deferred.h>
@@ -97,7 +98,7 @@ enum tt_stat {
 	TT_REFUSED_EAGAIN, TT_REFUSED_ESRCH, TT_REFUSED_EINVAL,
 	TT_CALLBACKS, TT_VERIFIED, TT_WALKS, TT_DROPPED, TT_CANCELS,
 	TT_WORKS, TT_EXITS, TT_CANCELS_IN_CALLBACK,
-	TT_EXT_NMIS, TT_REQ_NMI_USER, TT_USER_IP_STACKS,
+	TT_EXT_NMIS, TT_REQ_NMI_USER, TT_USER_IP_STACKS, TT_KILLED_SHORT,
 	TT_ERRORS_FIRST,
 	TT_LOST = TT_ERRORS_FIRST, TT_DUPLICATES, TT_WRONG_STACKS, TT_UNTRACKED,
 	TT_SPURIOUS, TT_DOUBLE_WALKS, TT_KERNEL_ADDRS, TT_AFTER_CANCEL,
@@ -112,7 +113,7 @@ static const char * const tt_stat_name[TT_NR_STATS] = {
 	"callbacks", "verified_stacks", "walks", "dropped_by_cancel",
 	"cancels", "works", "exits", "cancels_in_callback",
 	"external_nmis", "requests_nmi_user", "user_ip_stacks",
-	"lost", "duplicates", "wrong_stacks", "untracked_callbacks",
+	"killed_short", "lost", "duplicates", "wrong_stacks", "untracked_callbacks",
 	"spurious", "double_walks", "kernel_addresses", "after_cancel",
 	"cancel_raced", "bad_results", "refused_other", "refused_from_user",
 };
@@ -534,6 +535,27 @@ static bool tt_sig_match(const struct tt_sig *sig,
 	return trace->entries[2 + sig->depth] == sig->ra_top;
 }
 
+/*
+ * A stack that ends early, but only there: what a task being killed gets
+ * when its walk needs a page or a file read (SFrame tables of objects its
+ * mm has not met yet), which fail once SIGKILL is pending.
+ */
+static bool tt_sig_prefix(const struct tt_sig *sig,
+			  const struct unwind_stacktrace *trace)
+{
+	unsigned int i;
+
+	for (i = 0; i < trace->nr && i < sig->depth + 3; i++) {
+		unsigned long want = i == 0 ? sig->ip0 :
+				     i == 1 ? sig->ra_leaf :
+				     i < sig->depth + 2 ? sig->ra_rec : sig->ra_top;
+
+		if (trace->entries[i] != want)
+			return false;
+	}
+	return trace->nr > 0;
+}
+
 static void tt_callback(struct unwind_work *work,
 			struct unwind_stacktrace *trace, u64 cookie)
 {
@@ -589,7 +611,11 @@ static void tt_callback(struct unwind_work *work,
 	}
 	if (cookie && cookie == s->sig_cookie) {
 		tt_inc(TT_VERIFIED);
-		if (!tt_sig_match(&s->sig, trace)) {
+		if (!tt_sig_match(&s->sig, trace) &&
+		    fatal_signal_pending(current) &&
+		    tt_sig_prefix(&s->sig, trace)) {
+			tt_inc(TT_KILLED_SHORT);
+		} else if (!tt_sig_match(&s->sig, trace)) {
 			tt_inc(TT_WRONG_STACKS);
 			pr_err("wrong stack: pid %d cookie %#llx nr %u depth %u\n",
 			       current->pid, cookie, trace->nr, s->sig.depth);

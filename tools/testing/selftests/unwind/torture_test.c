@@ -455,9 +455,15 @@ int main(int argc, char **argv)
 		check(ops->sframe_works > 0 && ops->works > 0,
 		      "workers of both builds worked (%ld SFrame, %ld frame pointers); their stacks are checked below",
 		      ops->sframe_works, ops->works);
+	/*
+	 * A worker killed while its walk needs a table its mm has not read
+	 * yet gets the stack up to there (killable reads give up): counted
+	 * apart, and checked to be the start of the right one.
+	 */
 	check(stat_of("verified_stacks") > 0 && stat_of("wrong_stacks") == 0,
-	      "known stacks delivered right (%ld checked, %ld wrong)",
-	      stat_of("verified_stacks"), stat_of("wrong_stacks"));
+	      "known stacks delivered right (%ld checked, %ld wrong, %ld of killed workers ending early)",
+	      stat_of("verified_stacks"), stat_of("wrong_stacks"),
+	      stat_of("killed_short"));
 	if (!nmis)
 		ksft_test_result_skip("%s\n",
 				      "requests from NMIs that hit user mode: no NMIs from outside (harness/vm-run --nmi)");
