@@ -202,8 +202,46 @@ static inline const struct sframe_row_copy *sframe_row_find(unsigned long pc)
 	copy = &cache->rows[hash_long(pc, SFRAME_ROW_BITS)];
 	return copy->pc == pc ? copy : NULL;
 }
+
+/* The copy in @cache of the registry entry whose text holds @pc, or NULL. */
+static inline const struct unwind_sframe_sec *
+sframe_cache_find(const struct unwind_sframe_cache *cache, unsigned long pc)
+{
+	unsigned int i;
+
+	for (i = 0; i < SFRAME_CACHE_SECS; i++) {
+		const struct unwind_sframe_sec *sec = &cache->secs[i];
+
+		if (pc - sec->text_start < sec->text_end - sec->text_start)
+			return sec;
+	}
+	return NULL;
+}
+
+/**
+ * sframe_sec_find - the current task's copy of the registry entry for @pc
+ * @pc:		a frame's IP
+ *
+ * Inline: the walk loop asks whenever a frame leaves the text of the
+ * section it holds, which a stack through two objects does at least
+ * twice per walk; sframe_lookup() is the slow path behind it.
+ *
+ * Context: Task context.
+ * Return: the copy, or NULL if none is kept or the copies are stale.
+ */
+static inline const struct unwind_sframe_sec *sframe_sec_find(unsigned long pc)
+{
+	const struct unwind_sframe_cache *cache = sframe_cache_valid();
+
+	return cache ? sframe_cache_find(cache, pc) : NULL;
+}
 #else
 static inline const struct sframe_row_copy *sframe_row_find(unsigned long pc)
+{
+	return NULL;
+}
+
+static inline const struct unwind_sframe_sec *sframe_sec_find(unsigned long pc)
 {
 	return NULL;
 }

@@ -61,20 +61,6 @@ static struct unwind_sframe_cache *sframe_cache_get(struct mm_struct *mm)
 	return cache;
 }
 
-static const struct unwind_sframe_sec *
-sframe_cache_find(const struct unwind_sframe_cache *cache, unsigned long pc)
-{
-	unsigned int i;
-
-	for (i = 0; i < SFRAME_CACHE_SECS; i++) {
-		const struct unwind_sframe_sec *sec = &cache->secs[i];
-
-		if (pc - sec->text_start < sec->text_end - sec->text_start)
-			return sec;
-	}
-	return NULL;
-}
-
 /**
  * sframe_cache_copy - copy the kept registry entry whose text holds @pc
  * @mm:		the current task's mm

@@ -96,8 +96,12 @@ fault:
  * Cut the trace at the first return address outside executable memory.
  * Text the SFrame registry found by itself is known to be (see
  * unwind_sframe_known_text()); the mmap lock is taken only for the rest.
+ * The entries before @known are: the walk found them in the registry's
+ * text as it stored them. Like the lookups here, that holds until the
+ * next munmap, which another thread may make at any time.
  */
-static void unwind_user_check_text(struct unwind_stacktrace *trace)
+static void unwind_user_check_text(struct unwind_stacktrace *trace,
+				   unsigned int known)
 {
 	struct mm_struct *mm = current->mm;
 	unsigned long start = 0, end = 0;
@@ -105,10 +109,10 @@ static void unwind_user_check_text(struct unwind_stacktrace *trace)
 	bool locked = false;
 	unsigned int i;
 
-	if (!mm || trace->nr < 2)
+	if (!mm || known >= trace->nr)
 		return;
 	/* Entry 0 is the interrupted IP; the others are return addresses. */
-	for (i = 1; i < trace->nr; i++) {
+	for (i = max(known, 1U); i < trace->nr; i++) {
 		unsigned long addr = trace->entries[i] - 1;
 
 		/* One lookup per run of entries in the same mapping. */
@@ -215,20 +219,50 @@ unwind_user_fp_step(struct unwind_user_state *state, unsigned long *last,
 	return 0;
 }
 
-/*
- * Is the frame's IP in text this walk already found without an SFrame
- * table? Then it goes by its frame pointer at once, and a walk of code
- * without tables pays one comparison per frame for SFrame.
- */
+/* Does the text of the section the walk holds contain @pc? */
 static __always_inline bool
-unwind_user_untabled(const struct unwind_user_state *state, bool topmost)
+unwind_user_in_sec(const struct unwind_user_state *state, unsigned long pc)
 {
 	const struct unwind_sframe_sec *sec = &state->sframe_sec;
+
+	return pc - sec->text_start < sec->text_end - sec->text_start;
+}
+
+/*
+ * Is the frame's IP in text without an SFrame table? Then it goes by its
+ * frame pointer at once, and a walk of code without tables pays one
+ * comparison per frame for SFrame. A frame that leaves the held section
+ * takes the task's copy of the next one, if it has it, without a call:
+ * every walk passes at least the program's and the C library's text.
+ */
+static __always_inline bool
+unwind_user_untabled(struct unwind_user_state *state, bool topmost)
+{
 	unsigned long pc = topmost ? state->ip : state->ip - 1;
+	const struct unwind_sframe_sec *copy;
 
 	if (!IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) || state->ws != 8)
 		return true;
-	return !sec->sframe && pc - sec->text_start < sec->text_end - sec->text_start;
+	if (!unwind_user_in_sec(state, pc)) {
+		copy = sframe_sec_find(pc);
+		if (!copy)
+			return false;
+		state->sframe_sec = *copy;
+	}
+	return !state->sframe_sec.sframe;
+}
+
+/*
+ * Is @ra, a return address just stored, in text the registry found
+ * itself (an executable file mapping, see unwind_sframe_known_text())?
+ * The held section tells without a lookup: the text check after the walk
+ * skips the entries that were, which in a deep walk is most of its cost.
+ */
+static __always_inline bool
+unwind_user_known_text(const struct unwind_user_state *state, unsigned long ra)
+{
+	return IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) &&
+	       !state->sframe_sec.registered && unwind_user_in_sec(state, ra - 1);
 }
 
 /*
@@ -245,11 +279,14 @@ unwind_user_untabled(const struct unwind_user_state *state, bool topmost)
  * a fault in the window is left to it the same way. A walk that guesses
  * checks each return address against the code (a call) and takes the
  * slow path. Returns true at a return address of 0, the stack's end.
+ *
+ * @known counts the entries known to be in the registry's text; if all
+ * stored before are, it grows by those stored in the held section's text.
  */
 static __always_inline bool
 unwind_user_fp_run(struct unwind_user_state *state,
 		   struct unwind_stacktrace *trace, unsigned int max,
-		   unsigned long *last, bool above_sp)
+		   unsigned long *last, bool above_sp, unsigned int *known)
 {
 	const unsigned long top = TASK_SIZE_MAX;
 	/* The text without tables that the run stays in: all, without SFrame. */
@@ -259,7 +296,7 @@ unwind_user_fp_run(struct unwind_user_state *state,
 	/* Locals, not the state: stores to the entries cannot alias them. */
 	unsigned long fp = state->fp, sp = state->sp, ip = state->ip;
 	unsigned long prev = *last, next, ra;
-	unsigned int nr = trace->nr;
+	unsigned int nr = trace->nr, in_text = nr;
 	bool ended = false;
 
 	if (state->ws != 8 || state->guess || !fp || fp >= top - 16)
@@ -283,9 +320,12 @@ unwind_user_fp_run(struct unwind_user_state *state,
 		trace->entries[nr++] = ra;
 		if (ra - 1 - text >= span)
 			break;
+		in_text = nr;
 	}
 out:
 	user_access_end();
+	if (*known == trace->nr && unwind_user_known_text(state, text + 1))
+		*known = in_text;
 	*last = prev;
 	state->ip = ip;
 	state->sp = sp;
@@ -367,24 +407,27 @@ fault:
  * stack pointer (which ends loops), and the words read must lie in the
  * window. Stops, leaving the frame to the loop, at a return address with
  * another row, or at a frame it cannot step; returns true at a return
- * address of 0, the stack's end.
+ * address of 0, the stack's end. @known as for unwind_user_fp_run(), from
+ * the entry stored last, whose row this is.
  */
 static __always_inline bool
 unwind_user_sframe_run(struct unwind_user_state *state,
-		       struct unwind_stacktrace *trace, unsigned int max)
+		       struct unwind_stacktrace *trace, unsigned int max,
+		       unsigned int *known)
 {
 	const unsigned long top = TASK_SIZE_MAX;
 	const struct unwind_sframe_quick q = state->sframe_quick;
 	const unsigned long pc = state->sframe_pc;
 	unsigned long start = state->sp, sp = state->sp, fp = state->fp;
 	unsigned long ip = state->ip, cfa;
-	unsigned int nr = trace->nr;
+	unsigned int nr = trace->nr, in_text = nr;
 	bool ended = false;
 	u64 ra, next;
 
 	if (!q.ok || sp >= top || !user_access_begin((void __user *)sp, top - sp))
 		return false;
 	while (nr < max && ip - 1 == pc) {
+		in_text = nr;
 		cfa = (q.cfa_fp ? fp : sp) + q.cfa_off;
 		if (cfa <= sp || cfa & 7 || cfa + q.lo_off < start ||
 		    cfa + q.lo_off > top - q.span)
@@ -402,8 +445,13 @@ unwind_user_sframe_run(struct unwind_user_state *state,
 		}
 		trace->entries[nr++] = ra;
 	}
+	/* Each return address that met the loop's test was pc + 1. */
+	if (ip - 1 == pc)
+		in_text = nr;
 out:
 	user_access_end();
+	if (*known == trace->nr - 1 && unwind_user_known_text(state, pc + 1))
+		*known = in_text;
 	state->ip = ip;
 	state->sp = sp;
 	state->fp = fp;
@@ -428,9 +476,11 @@ out:
 int unwind_user_walk(struct unwind_user_state *state,
 		     struct unwind_stacktrace *trace, unsigned int max)
 {
-	bool topmost = true, by_sframe = false, ended = false;
+	bool topmost = true, by_sframe = false, ended = false, untabled;
 	unsigned long last_fp = 0;
 	unsigned int walked, before;
+	/* Entries before this are in the registry's text (entry 0: the IP). */
+	unsigned int known = 1;
 	int ret;
 
 	might_fault();
@@ -442,7 +492,11 @@ int unwind_user_walk(struct unwind_user_state *state,
 						       state->ip);
 
 	while (trace->nr < max) {
-		if (unwind_user_untabled(state, topmost))
+		untabled = unwind_user_untabled(state, topmost);
+		if (!topmost && known == trace->nr - 1 &&
+		    unwind_user_known_text(state, state->ip))
+			known = trace->nr;
+		if (untabled)
 			ret = -ENOENT;
 		else if (unwind_user_sframe_cached(state, topmost) ||
 			 unwind_user_sframe_kept(state, topmost))
@@ -464,7 +518,7 @@ int unwind_user_walk(struct unwind_user_state *state,
 			 */
 			before = trace->nr;
 			if (unwind_user_fp_run(state, trace, max, &last_fp,
-					       by_sframe)) {
+					       by_sframe, &known)) {
 				ended = true;
 				break;
 			}
@@ -486,7 +540,7 @@ int unwind_user_walk(struct unwind_user_state *state,
 							       state->ip_base,
 							       state->ip);
 		if (unwind_user_sframe_cached(state, false) &&
-		    unwind_user_sframe_run(state, trace, max)) {
+		    unwind_user_sframe_run(state, trace, max, &known)) {
 			ended = true;
 			break;
 		}
@@ -495,7 +549,7 @@ int unwind_user_walk(struct unwind_user_state *state,
 	if (state->guess && !ended && trace->nr < max)
 		unwind_user_guess(state, trace, max);
 	walked = trace->nr - trace->guessed;
-	unwind_user_check_text(trace);
+	unwind_user_check_text(trace, known);
 	trace->guessed = trace->nr > walked ? trace->nr - walked : 0;
 	return trace->nr;
 }

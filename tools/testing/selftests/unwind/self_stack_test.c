@@ -15,6 +15,8 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include <unistd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -296,6 +298,93 @@ TEST(vdso_syscall)
 	EXPECT_GT(stack_buf[1], (unsigned long)vdso_read);
 	EXPECT_LT(stack_buf[1], (unsigned long)vdso_read + 128);
 	EXPECT_EQ(stack_buf[2], vdso_caller_ra);
+}
+#endif
+
+#ifdef __x86_64__
+/*
+ * prctl(PR_USER_STACK_READ, buf, size, 0, 0) with the frame pointer
+ * register set to fp, so that the walk follows crafted frame records.
+ * The user IP is crafted_read_ret.
+ */
+long crafted_read(uint64_t *buf, long size, unsigned long fp);
+extern char crafted_read_ret[];
+asm(".text\n"
+	".globl crafted_read, crafted_read_ret\n"
+	"crafted_read:\n"
+	"	push %rbp\n"
+	"	mov %rdx, %rbp\n"
+	"	mov %rsi, %rdx\n"
+	"	mov %rdi, %rsi\n"
+	"	mov $0x55535452, %edi\n"
+	"	mov $157, %eax\n"
+	"	xor %r10d, %r10d\n"
+	"	xor %r8d, %r8d\n"
+	"	syscall\n"
+	"crafted_read_ret:\n"
+	"	pop %rbp\n"
+	"	ret\n");
+
+#define CRAFTED		6
+
+static struct crafted_frame {
+	unsigned long next, ra;
+} crafted[CRAFTED];
+
+/* Records in a row, return addresses in this program's text; @bad at @at. */
+static long read_crafted(int at, unsigned long bad)
+{
+	for (int i = 0; i < CRAFTED; i++) {
+		crafted[i].next = i + 1 < CRAFTED ?
+				  (unsigned long)&crafted[i + 1] : 0;
+		crafted[i].ra = (unsigned long)chain_00 + 4 * i + 1;
+	}
+	if (at >= 0)
+		crafted[at].ra = bad;
+	return crafted_read(stack_buf, MAX_ENTRIES, (unsigned long)crafted);
+}
+
+/*
+ * The walk finds this program's text in the SFrame registry as it goes
+ * and skips those entries in its check of return addresses afterwards;
+ * an entry outside executable memory after such a run must still end the
+ * stack: a data address of this program (its mapping is next to the
+ * text), one on the stack, and one in a mapping without execute right.
+ */
+TEST(cut_after_known_text)
+{
+	const unsigned long page = sysconf(_SC_PAGESIZE);
+	unsigned long bad[3], local;
+	void *noexec;
+	long n;
+
+	noexec = mmap(NULL, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(noexec, MAP_FAILED);
+	bad[0] = (unsigned long)stack_buf;
+	bad[1] = (unsigned long)&local;
+	bad[2] = (unsigned long)noexec + 16;
+
+	/* The whole crafted stack: the IP, then every record's. */
+	n = read_crafted(-1, 0);
+	ASSERT_EQ(n, CRAFTED + 1);
+	EXPECT_EQ(stack_buf[0], (unsigned long)crafted_read_ret);
+	for (int i = 0; i < CRAFTED; i++)
+		EXPECT_EQ(stack_buf[i + 1], crafted[i].ra);
+
+	for (int b = 0; b < 3; b++) {
+		for (int at = 0; at < CRAFTED; at++) {
+			memset(stack_buf, 0x5a, sizeof(stack_buf));
+			n = read_crafted(at, bad[b]);
+			ASSERT_EQ(n, at + 1) {
+				TH_LOG("bad address %d at record %d: %ld entries",
+				       b, at, n);
+			}
+			for (int i = 0; i < at; i++)
+				EXPECT_EQ(stack_buf[i + 1],
+					  (unsigned long)chain_00 + 4 * i + 1);
+		}
+	}
+	munmap(noexec, page);
 }
 #endif
 
