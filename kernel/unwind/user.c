@@ -253,16 +253,25 @@ unwind_user_untabled(struct unwind_user_state *state, bool topmost)
 }
 
 /*
- * Is @ra, a return address just stored, in text the registry found
- * itself (an executable file mapping, see unwind_sframe_known_text())?
- * The held section tells without a lookup: the text check after the walk
- * skips the entries that were, which in a deep walk is most of its cost.
+ * Is the held section's text some the registry found itself (an
+ * executable file mapping, see unwind_sframe_known_text())? Then the
+ * return addresses stored in it need no check after the walk, which in a
+ * deep walk is most of that check's cost.
  */
+static __always_inline bool
+unwind_user_sec_known(const struct unwind_user_state *state)
+{
+	const struct unwind_sframe_sec *sec = &state->sframe_sec;
+
+	return IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) && !sec->registered &&
+	       sec->text_end > sec->text_start;
+}
+
+/* Is @ra, a return address just stored, in such text? */
 static __always_inline bool
 unwind_user_known_text(const struct unwind_user_state *state, unsigned long ra)
 {
-	return IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) &&
-	       !state->sframe_sec.registered && unwind_user_in_sec(state, ra - 1);
+	return unwind_user_sec_known(state) && unwind_user_in_sec(state, ra - 1);
 }
 
 /*
@@ -324,7 +333,7 @@ unwind_user_fp_run(struct unwind_user_state *state,
 	}
 out:
 	user_access_end();
-	if (*known == trace->nr && unwind_user_known_text(state, text + 1))
+	if (*known == trace->nr && unwind_user_sec_known(state))
 		*known = in_text;
 	*last = prev;
 	state->ip = ip;
