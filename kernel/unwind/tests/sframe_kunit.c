@@ -690,16 +690,17 @@ static void sframe_discover_killed(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(start));
 	pc = start + sfk_funcs[0].off + 5;
 
-	/* What a fatal signal looks like to the reads; taken back below. */
-	spin_lock_irq(&current->sighand->siglock);
-	sigaddset(&current->pending.signal, SIGKILL);
-	set_tsk_thread_flag(current, TIF_SIGPENDING);
-	spin_unlock_irq(&current->sighand->siglock);
+	/*
+	 * SIGKILL pending, as for a task being killed; the test runs in a
+	 * kthread, which takes signals only once allowed, and is not killed
+	 * by them. Taken back right after the lookup.
+	 */
+	allow_signal(SIGKILL);
+	send_sig(SIGKILL, current, 1);
+	KUNIT_EXPECT_TRUE(test, fatal_signal_pending(current));
 	killed = sframe_lookup(pc, &sec, true);
-	spin_lock_irq(&current->sighand->siglock);
-	sigdelset(&current->pending.signal, SIGKILL);
-	recalc_sigpending();
-	spin_unlock_irq(&current->sighand->siglock);
+	flush_signals(current);
+	disallow_signal(SIGKILL);
 
 	KUNIT_EXPECT_EQ(test, killed, -ENOENT);
 	/* Nothing known about the mapping: no "no table" entry. */

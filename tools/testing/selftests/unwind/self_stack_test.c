@@ -308,7 +308,6 @@ TEST(vdso_syscall)
  * The user IP is crafted_read_ret.
  */
 long crafted_read(uint64_t *buf, long size, unsigned long fp);
-extern char crafted_read_ret[];
 asm(".text\n"
 	".globl crafted_read, crafted_read_ret\n"
 	"crafted_read:\n"
@@ -324,6 +323,15 @@ asm(".text\n"
 	"crafted_read_ret:\n"
 	"	pop %rbp\n"
 	"	ret\n");
+
+/* The address of the label crafted_read_ret. */
+static unsigned long crafted_read_ip(void)
+{
+	unsigned long ip;
+
+	asm("lea crafted_read_ret(%%rip), %0" : "=r" (ip));
+	return ip;
+}
 
 #define CRAFTED		6
 
@@ -367,7 +375,7 @@ TEST(cut_after_known_text)
 	/* The whole crafted stack: the IP, then every record's. */
 	n = read_crafted(-1, 0);
 	ASSERT_EQ(n, CRAFTED + 1);
-	EXPECT_EQ(stack_buf[0], (unsigned long)crafted_read_ret);
+	EXPECT_EQ(stack_buf[0], crafted_read_ip());
 	for (int i = 0; i < CRAFTED; i++)
 		EXPECT_EQ(stack_buf[i + 1], crafted[i].ra);
 
