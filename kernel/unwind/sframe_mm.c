@@ -99,7 +99,7 @@ static int sframe_sec_fill(struct unwind_sframe_sec *sec, unsigned long sframe,
 	ret = sframe_sec_init(sec, sframe, len, &why);
 	if (!ret)
 		return 0;
-	sec->sframe = 0;
+	/* The caller frees @sec: nothing of it is used. */
 	if (sframe_read_may_pass(ret))
 		return ret;
 	sec->sframe = sframe;

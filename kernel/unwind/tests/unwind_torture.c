@@ -610,12 +610,13 @@ static void tt_callback(struct unwind_work *work,
 		}
 	}
 	if (cookie && cookie == s->sig_cookie) {
+		bool right = tt_sig_match(&s->sig, trace);
+
 		tt_inc(TT_VERIFIED);
-		if (!tt_sig_match(&s->sig, trace) &&
-		    fatal_signal_pending(current) &&
+		if (!right && fatal_signal_pending(current) &&
 		    tt_sig_prefix(&s->sig, trace)) {
 			tt_inc(TT_KILLED_SHORT);
-		} else if (!tt_sig_match(&s->sig, trace)) {
+		} else if (!right) {
 			tt_inc(TT_WRONG_STACKS);
 			pr_err("wrong stack: pid %d cookie %#llx nr %u depth %u\n",
 			       current->pid, cookie, trace->nr, s->sig.depth);
