@@ -35,7 +35,7 @@
 #define PR_UNWIND_REPORT	0x55535250	/* "USRP" */
 #endif
 #ifndef SI_UNWIND
-#define SI_UNWIND		(-0x5557)
+#define SI_UNWIND		0x5557
 #endif
 
 enum { OP_CALL, OP_RET, OP_READ, OP_WORK, OP_LOOP };

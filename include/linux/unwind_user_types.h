@@ -93,6 +93,7 @@ struct unwind_sframe_quick {
  * @fde_size:	bytes per descriptor (17, 20) or index entry (16)
  * @ra_off:	where the return address is, from the CFA
  * @registered:	added by prctl(): only prctl() removes it, or an unmap
+ * @erased:	an erase could not take it out of the tree: readers skip it
  * @rcu:	entries are freed after a grace period, readers copy them
  *
  * Immutable once in the registry (kernel/unwind/sframe_mm.c has its
@@ -112,6 +113,7 @@ struct unwind_sframe_sec {
 	u8		fde_size;
 	s8		ra_off;
 	bool		registered;
+	bool		erased;
 	struct rcu_head	rcu;
 };
 
@@ -130,6 +132,8 @@ struct unwind_sframe_sec {
  *		frames of a function that recurses share one lookup
  * @sframe_row:	that row
  * @sframe_quick: that row in its quick form, if it has one
+ * @sframe_rows_read: rows of SFrame tables this walk has read
+ * @sframe_rows_limit: rows it may read by now (kernel/unwind/sframe.h)
  * @guess:	where the walk stops early, scan the stack for more frames
  *		(set by the caller after unwind_user_start())
  */
@@ -144,6 +148,8 @@ struct unwind_user_state {
 	unsigned long	sframe_pc;
 	struct unwind_sframe_row sframe_row;
 	struct unwind_sframe_quick sframe_quick;
+	u32		sframe_rows_read;
+	u32		sframe_rows_limit;
 	bool		guess;
 };
 

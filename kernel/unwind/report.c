@@ -8,8 +8,12 @@
  * whenever a deferred request for one of its threads is answered (the
  * kernel walk still happens and is delivered to every client as always),
  * the kernel also queues sig to that thread, with si_code SI_UNWIND and
- * the entry's cookie in si_value. The handler, which may take faults and
- * knows the runtime's data structures, reports its frames with
+ * the entry's cookie in si_value. SI_UNWIND is positive, a code only the
+ * kernel sends: rt_sigqueueinfo() and pidfd_send_signal() refuse codes
+ * >= 0 to other processes, so a handler that sees it knows the kernel
+ * (or its own process) asked. sig is a real-time signal or SIGUSR1/2.
+ * The handler, which may take faults and knows the runtime's data
+ * structures, reports its frames with
  * prctl(PR_UNWIND_REPORT, cookie, entries, nr, flags), and the report goes
  * to the event unwind_report:unwind_user_report (ftrace, perf) and the
  * bare tracepoint unwind_user_report_tp (BPF), for tools to stitch to
@@ -69,6 +73,19 @@ static bool unwind_report_handled(struct sighand_struct *sighand, int sig)
 	return handler != SIG_DFL && handler != SIG_IGN;
 }
 
+/*
+ * The signals a runtime may take for self-unwinding: the real-time ones
+ * and SIGUSR1/SIGUSR2, which mean nothing to the kernel. Any other has a
+ * meaning of its own, which every answered sample would trigger (SIGCONT
+ * resumes the process group and tells the parent, SIGCHLD and SIGSEGV
+ * carry their own si_code values, job control stops).
+ */
+static bool unwind_report_signal_ok(unsigned long sig)
+{
+	return sig == SIGUSR1 || sig == SIGUSR2 ||
+	       (sig >= SIGRTMIN && sig <= SIGRTMAX);
+}
+
 static int unwind_report_set_signal(unsigned long sig, unsigned long arg3,
 				    unsigned long arg4, unsigned long arg5)
 {
@@ -80,7 +97,7 @@ static int unwind_report_set_signal(unsigned long sig, unsigned long arg3,
 	/* The cookie is 64 bits; a compat task's si_value holds 32. */
 	if (in_compat_syscall() || !current->mm)
 		return -EINVAL;
-	if (sig && (!valid_signal(sig) || sig_kernel_only(sig)))
+	if (sig && !unwind_report_signal_ok(sig))
 		return -EINVAL;
 
 	spin_lock_irq(&sighand->siglock);

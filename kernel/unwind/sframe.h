@@ -17,6 +17,7 @@
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/types.h>
+#include <linux/unwind_user.h>
 #include <linux/unwind_user_types.h>
 
 #define SFRAME_MAGIC			0xdee2
@@ -124,8 +125,32 @@ enum sframe_rule {
 
 int sframe_sec_init(struct unwind_sframe_sec *sec, unsigned long sframe,
 		    unsigned long len, const char **why);
-int sframe_find_row(const struct unwind_sframe_sec *sec, unsigned long pc,
-		    struct unwind_sframe_row *row);
+int sframe_find_row_budget(const struct unwind_sframe_sec *sec,
+			   unsigned long pc, struct unwind_sframe_row *row,
+			   u32 *rows);
+
+/*
+ * Rows of SFrame tables one walk may read: SFRAME_WALK_ROWS_BASE, and
+ * SFRAME_WALK_ROWS_PER_FRAME more for each entry it has stored. A walk
+ * through honest tables reads a few rows per frame (and none for the
+ * rows a task keeps), so this only ends walks through functions with
+ * thousands of rows, which a hostile table uses to make every lookup
+ * scan them all. Such a walk ends with the frames found so far.
+ */
+#define SFRAME_WALK_ROWS_BASE		1024
+#define SFRAME_WALK_ROWS_PER_FRAME	64
+
+/* A lookup with the budget of the deepest walk (tests). */
+static inline int sframe_find_row(const struct unwind_sframe_sec *sec,
+				  unsigned long pc,
+				  struct unwind_sframe_row *row)
+{
+	u32 rows = SFRAME_WALK_ROWS_BASE +
+		   SFRAME_WALK_ROWS_PER_FRAME * UNWIND_USER_MAX_DEPTH;
+
+	return sframe_find_row_budget(sec, pc, row, &rows);
+}
+
 int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec,
 		  bool discover);
 

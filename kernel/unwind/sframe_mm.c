@@ -15,7 +15,11 @@
  *    maps itself (JITs, custom loaders).
  *
  * mm->sframe_tables counts the entries with a table (atomic: walkers of
- * different threads insert under the mmap read lock).
+ * different threads insert under the mmap read lock). mm->sframe_registered
+ * counts those prctl() added (under the mmap write lock), at most
+ * SFRAME_MAX_REGISTERED: each costs kernel memory (charged to the memory
+ * cgroup, as are the tree's nodes), and prctl() takes only text that is
+ * mapped executable, so that munmap() takes its entries away again.
  *
  * Rules of the tree (its own spinlock orders writers; readers use RCU):
  *
@@ -32,6 +36,13 @@
  * a range is never inserted for a mapping that is already gone. Erased
  * entries are freed after an RCU grace period. A fork starts with an empty
  * tree (the child finds its tables again), and so does an exec (new mm).
+ *
+ * In RCU mode an erase allocates tree nodes, and may fail. The entry then
+ * stays in the tree marked @erased (readers skip it, and the next erase
+ * or discovery over its range tries again); only the task whose erase
+ * took an entry out of the tree frees it, and __mmput frees what is left.
+ * A walker's insert over a range that is partly taken (by prctl()'s
+ * entries, say) inserts an entry for each free part.
  *
  * A walk copies the entries it needs; each task keeps copies of the last
  * ones it met, and of the rows it found (sframe_cache.c), so that its
@@ -108,6 +119,15 @@ static int sframe_sec_fill(struct unwind_sframe_sec *sec, unsigned long sframe,
 	return 0;
 }
 
+/*
+ * Most ranges prctl(PR_SFRAME_ADD) may add to one mm (-ENOSPC past it):
+ * a JIT adds one per code region, not one per function.
+ */
+#define SFRAME_MAX_REGISTERED	16384
+
+/* Entries erased in one go between two chances to reschedule. */
+#define SFRAME_ERASE_BATCH	64
+
 /* Generations of all mms: each erase and each new mm draws a new one. */
 static atomic64_t sframe_gen_last;
 
@@ -134,50 +154,145 @@ static struct unwind_sframe_sec *sframe_alloc(unsigned long start,
 	return sec;
 }
 
-/* Add @sec to the tree and its count; -EEXIST if its range is taken. */
+/* Add @sec to the tree and its counts; -EEXIST if its range is taken. */
 static int sframe_tree_add(struct mm_struct *mm, struct unwind_sframe_sec *sec)
 {
 	int ret = mtree_insert_range(&mm->sframe_mt, sec->text_start,
-				     sec->text_end - 1, sec, GFP_KERNEL);
+				     sec->text_end - 1, sec, GFP_KERNEL_ACCOUNT);
 
-	if (!ret && sec->sframe)
+	if (ret)
+		return ret;
+	if (sec->sframe)
 		atomic_inc(&mm->sframe_tables);
-	return ret;
+	if (sec->registered)
+		mm->sframe_registered++;
+	return 0;
 }
 
-/* Take @sec out of the tree and its count, and free it after readers. */
-static void sframe_tree_del(struct mm_struct *mm, struct unwind_sframe_sec *sec)
+/*
+ * Take @sec, found at @start, out of the tree and its counts, and free it
+ * after readers, if it is still there: two walkers may both try to erase
+ * an entry an earlier erase left behind, and only one frees it; @sec is
+ * not read until the tree's lock shows it is there. If the tree cannot
+ * allocate for the erase, @sec stays, marked erased, and -ENOMEM is
+ * returned; the caller gives the mm a new generation either way.
+ */
+static int sframe_tree_del(struct mm_struct *mm, struct unwind_sframe_sec *sec,
+			   unsigned long start)
 {
-	mtree_erase(&mm->sframe_mt, sec->text_start);
+	MA_STATE(mas, &mm->sframe_mt, start, start);
+	int ret;
+
+	mtree_lock(&mm->sframe_mt);
+	if (mas_walk(&mas) != sec) {
+		mtree_unlock(&mm->sframe_mt);
+		return 0;
+	}
+	mas_set_range(&mas, sec->text_start, sec->text_end - 1);
+	ret = mas_store_gfp(&mas, NULL, GFP_KERNEL_ACCOUNT);
+	if (ret)
+		WRITE_ONCE(sec->erased, true);
+	mtree_unlock(&mm->sframe_mt);
+	if (ret)
+		return ret;
 	if (sec->sframe)
 		atomic_dec(&mm->sframe_tables);
+	if (sec->registered)
+		mm->sframe_registered--;
 	kfree_rcu(sec, rcu);
+	return 0;
 }
 
-/* Insert, or free if the range is taken (someone found it first). */
+/*
+ * The first entry overlapping [@index, @end) and its text range, read
+ * under RCU: another walker may erase an entry left marked erased. The
+ * entry is returned if it is one of those, else NULL.
+ */
+static struct unwind_sframe_sec *
+sframe_tree_next(struct mm_struct *mm, unsigned long index, unsigned long end,
+		 unsigned long *start, unsigned long *stop)
+{
+	struct unwind_sframe_sec *sec, *erased = NULL;
+
+	*start = end;
+	*stop = end;
+	rcu_read_lock();
+	sec = mt_find(&mm->sframe_mt, &index, end - 1);
+	if (sec) {
+		*start = sec->text_start;
+		*stop = sec->text_end;
+		if (READ_ONCE(sec->erased))
+			erased = sec;
+	}
+	rcu_read_unlock();
+	return erased;
+}
+
+/*
+ * Insert @sec (a walker's discovery, mmap read lock held), or, where its
+ * text is partly taken, a copy of it for each free part: a JIT that added
+ * a table for part of an anonymous mapping, or an entry an erase left
+ * behind (erased here, if it can be). Another walker may have found the
+ * same text first; then nothing is inserted there.
+ */
 static void sframe_insert(struct mm_struct *mm, struct unwind_sframe_sec *sec)
 {
-	if (sframe_tree_add(mm, sec))
-		kfree(sec);
+	unsigned long next = sec->text_start, end = sec->text_end;
+	struct unwind_sframe_sec *part, *erased;
+	unsigned long start, stop;
+
+	if (!sframe_tree_add(mm, sec))
+		return;
+	while (next < end) {
+		erased = sframe_tree_next(mm, next, end, &start, &stop);
+		/* Left by a failed erase: try again, then look again. */
+		if (erased && !sframe_tree_del(mm, erased, start)) {
+			sframe_new_gen(mm);
+			continue;
+		}
+		if (start > next) {
+			part = kmemdup(sec, sizeof(*sec), GFP_KERNEL_ACCOUNT);
+			if (!part)
+				break;
+			part->text_start = next;
+			part->text_end = start;
+			if (sframe_tree_add(mm, part))
+				kfree(part);
+		}
+		next = max(stop, next + 1);
+	}
+	kfree(sec);
 }
 
-/* Erase every entry overlapping [start, end); registered ones only if @all. */
+/*
+ * Erase every entry overlapping [start, end); if not @all, none when one
+ * of them was added by prctl() (-EEXIST): a failed prctl() changes
+ * nothing. Returns how many were erased, or -ENOMEM if an erase failed
+ * and not @all (the entry stays, marked erased; munmap() goes on).
+ */
 static int sframe_erase(struct mm_struct *mm, unsigned long start,
 			unsigned long end, bool all)
 {
 	unsigned long index = start;
 	struct unwind_sframe_sec *sec;
-	int erased = 0;
+	int erased = 0, ret = 0;
 
+	if (!all) {
+		mt_for_each(&mm->sframe_mt, sec, index, end - 1)
+			if (sec->registered && !READ_ONCE(sec->erased))
+				return -EEXIST;
+		index = start;
+	}
 	while (index < end && (sec = mt_find(&mm->sframe_mt, &index, end - 1))) {
-		if (!all && sec->registered)
-			return -EEXIST;
-		sframe_tree_del(mm, sec);
-		erased++;
+		if (sframe_tree_del(mm, sec, sec->text_start))
+			ret = -ENOMEM;
+		/* One munmap() may erase all of an mm's entries. */
+		if (!(++erased % SFRAME_ERASE_BATCH))
+			cond_resched();
 	}
 	if (erased)
 		sframe_new_gen(mm);
-	return erased;
+	return ret && !all ? ret : erased;
 }
 
 /**
@@ -221,9 +336,13 @@ void unwind_sframe_mm_free(struct mm_struct *mm)
 {
 	unsigned long index = 0;
 	struct unwind_sframe_sec *sec;
+	unsigned int n = 0;
 
-	mt_for_each(&mm->sframe_mt, sec, index, ULONG_MAX)
+	mt_for_each(&mm->sframe_mt, sec, index, ULONG_MAX) {
 		kfree(sec);
+		if (!(++n % SFRAME_ERASE_BATCH))
+			cond_resched();
+	}
 	mtree_destroy(&mm->sframe_mt);
 }
 
@@ -294,7 +413,8 @@ void unwind_sframe_add_elf(struct file *file, const struct elf64_phdr *phdrs,
 			kfree(sec);
 			continue;
 		}
-		sframe_insert(mm, sec);
+		if (sframe_tree_add(mm, sec))
+			kfree(sec);
 	}
 }
 
@@ -365,6 +485,22 @@ static int sframe_from_file(struct file *file, unsigned long start,
 out:
 	kfree(phdrs);
 	return ret;
+}
+
+/* Is all of [@start, @end) mapped executable? */
+static bool sframe_text_mapped(struct mm_struct *mm, unsigned long start,
+			       unsigned long end)
+{
+	VMA_ITERATOR(vmi, mm, start);
+	struct vm_area_struct *vma;
+	unsigned long next = start;
+
+	for_each_vma_range(vmi, vma, end) {
+		if (vma->vm_start > next || !(vma->vm_flags & VM_EXEC))
+			return false;
+		next = vma->vm_end;
+	}
+	return next >= end;
 }
 
 /* Is @vma still the mapping described by @file, @start, @end, @pgoff? */
@@ -464,13 +600,18 @@ int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec,
 
 		rcu_read_lock();
 		found = mt_find(&mm->sframe_mt, &index, pc);
-		if (found)
-			*sec = *found;
-		rcu_read_unlock();
 		if (found) {
+			/* Racy only with a failed erase marking it: checked below. */
+			*sec = data_race(*found);
+		}
+		rcu_read_unlock();
+		if (found && !sec->erased) {
 			sframe_cache_add(sec);
 			return sec->sframe ? 0 : -ENOENT;
 		}
+		/* Nothing known about @pc: no text range either. */
+		sec->text_start = 0;
+		sec->text_end = 0;
 		if (tries || !discover || sframe_discover(mm, pc))
 			break;
 	}
@@ -499,7 +640,12 @@ static int sframe_prctl_add(unsigned long sframe, unsigned long len,
 	ret = mmap_write_lock_killable(mm);
 	if (ret)
 		goto free;
-	ret = sframe_erase(mm, start, end, false);
+	if (!sframe_text_mapped(mm, start, end))
+		ret = -EINVAL;
+	else if (mm->sframe_registered >= SFRAME_MAX_REGISTERED)
+		ret = -ENOSPC;
+	else
+		ret = sframe_erase(mm, start, end, false);
 	if (ret >= 0)
 		ret = sframe_tree_add(mm, sec);
 	mmap_write_unlock(mm);
@@ -520,8 +666,10 @@ static int sframe_prctl_remove(unsigned long start)
 	if (ret)
 		return ret;
 	sec = mtree_load(&mm->sframe_mt, start);
-	if (sec && sec->registered && sec->text_start == start) {
-		sframe_tree_del(mm, sec);
+	if (sec && sec->registered && sec->text_start == start &&
+	    !READ_ONCE(sec->erased)) {
+		/* An entry left marked erased is removed for every reader. */
+		sframe_tree_del(mm, sec, start);
 		sframe_new_gen(mm);
 	} else {
 		ret = -ENOENT;
@@ -538,14 +686,17 @@ static int sframe_prctl_remove(unsigned long start)
  * @arg4:	ADD: start of the text it describes; REMOVE: 0
  * @arg5:	ADD: end of that text (exclusive); REMOVE: 0
  *
- * An added section answers for IPs in [@arg4, @arg5) until it is removed
- * or the text is unmapped; it replaces what the kernel found by itself
- * there, and overlapping another added section is an error.
+ * An added section answers for IPs in [@arg4, @arg5), which must be
+ * mapped executable, until it is removed or the text is unmapped; it
+ * replaces what the kernel found by itself there, and overlapping another
+ * added section is an error. An mm holds at most SFRAME_MAX_REGISTERED.
  *
  * Context: Task context (the prctl() system call).
- * Return: 0; -EINVAL for bad arguments or a section that fails a check;
- * -EFAULT if the section cannot be read; -EEXIST if the text overlaps an
- * added section; -ENOENT if REMOVE finds no added section at @arg2.
+ * Return: 0; -EINVAL for bad arguments, text not mapped executable or a
+ * section that fails a check; -EFAULT if the section cannot be read;
+ * -EEXIST if the text overlaps an added section (nothing is changed);
+ * -ENOSPC if the mm holds SFRAME_MAX_REGISTERED of them; -ENOMEM;
+ * -ENOENT if REMOVE finds no added section at @arg2.
  */
 int unwind_sframe_prctl(int option, unsigned long arg2, unsigned long arg3,
 			unsigned long arg4, unsigned long arg5)

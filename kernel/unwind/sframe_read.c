@@ -5,9 +5,15 @@
  * sframe_sec_init() checks a section once, when a mapping's table is
  * added: header, version, ABI, flags, the sub-sections' bounds, and every
  * function descriptor (sorted, disjoint, within the FRE sub-section).
- * sframe_find_row() then answers one IP: a binary search of the
+ * sframe_find_row_budget() then answers one IP: a binary search of the
  * descriptors and a scan of one function's rows, all in user memory.
  * Both read user memory and may fault: task context, page faults allowed.
+ *
+ * A valid table can still cost without bound: one function may have
+ * millions of rows, and a lookup past its last row scans them all. The
+ * scan therefore takes its rows from the caller's budget (the walk's,
+ * see SFRAME_WALK_ROWS), gives the CPU up between chunks of rows and
+ * stops for a fatal signal.
  *
  * User memory may change after the first check, so a lookup checks again
  * what it reads (bounds, widths, order); -EINVAL means the table is bad,
@@ -328,14 +334,23 @@ fault:
 #define SFRAME_FRE_MAX_WORDS	6
 
 /*
+ * Rows scanned in one user access window: between two chunks the scan
+ * may reschedule and checks for a fatal signal. Honest functions have
+ * a few dozen rows, so nearly every scan is one chunk.
+ */
+#define SFRAME_SCAN_CHUNK	1024
+
+/*
  * Scan a function's rows for the last one starting at or below @pc_off,
  * and read its info byte and (up to SFRAME_FRE_MAX_WORDS) data words,
  * unsigned, in the same user access window. Rows are variable-sized, so
- * this is linear; their starts must rise.
+ * this is linear; their starts must rise. Each row read costs one of
+ * *@rows; -E2BIG when none is left before the row is found.
  */
 static int sframe_find_fre(const struct unwind_sframe_sec *sec,
 			   const struct sframe_fde *fde, unsigned long pc_off,
-			   u8 *fre_info, u32 words[SFRAME_FRE_MAX_WORDS])
+			   u8 *fre_info, u32 words[SFRAME_FRE_MAX_WORDS],
+			   u32 *rows)
 {
 	unsigned int asize = 1U << SFRAME_INFO_FRE_TYPE(fde->info);
 	unsigned long addr = fde->fres, end = sec->fres_end, fre = 0;
@@ -350,6 +365,17 @@ static int sframe_find_fre(const struct unwind_sframe_sec *sec,
 	for (i = 0; i < fde->num_fres; i++) {
 		unsigned long len;
 
+		if (!*rows)
+			goto budget;
+		(*rows)--;
+		if (i && !(i % SFRAME_SCAN_CHUNK)) {
+			user_access_end();
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			cond_resched();
+			if (!user_access_begin((void __user *)addr, end - addr))
+				return -EFAULT;
+		}
 		if (end - addr < asize + 1)
 			goto bad;
 		if (asize == 1) {
@@ -406,6 +432,9 @@ static int sframe_find_fre(const struct unwind_sframe_sec *sec,
 	}
 	user_access_end();
 	return ret;
+budget:
+	user_access_end();
+	return -E2BIG;
 bad:
 	user_access_end();
 	return -EINVAL;
@@ -487,18 +516,21 @@ static int sframe_flex_row(const u32 *w, unsigned int n, unsigned int size,
 }
 
 /**
- * sframe_find_row - the SFrame row of a section for an IP
+ * sframe_find_row_budget - the SFrame row of a section for an IP
  * @sec:	a section checked by sframe_sec_init()
  * @pc:		the IP (a return address minus one for callers' frames)
  * @row:	receives the rules for the caller's CFA, RA and FP
+ * @rows:	rows the lookup may read; decreased by those it read
  *
- * Context: Task context, page faults allowed.
+ * Context: Task context, page faults allowed; may sleep.
  * Return: 0; -ENOENT if no function of the section has a row for @pc;
  * -EINVAL if the table is bad; -EOPNOTSUPP if the row needs a register
- * the walker does not have; -EFAULT if the table cannot be read.
+ * the walker does not have; -EFAULT if the table cannot be read; -E2BIG
+ * if *@rows ran out first; -EINTR if a fatal signal is pending.
  */
-int sframe_find_row(const struct unwind_sframe_sec *sec, unsigned long pc,
-		    struct unwind_sframe_row *row)
+int sframe_find_row_budget(const struct unwind_sframe_sec *sec,
+			   unsigned long pc, struct unwind_sframe_row *row,
+			   u32 *rows)
 {
 	u8 raw[SFRAME_FDE_MAX];
 	unsigned long pc_off;
@@ -529,7 +561,7 @@ int sframe_find_row(const struct unwind_sframe_sec *sec, unsigned long pc,
 	pc_off = pc - fde.start;
 	if (fde.rep_size)
 		pc_off %= fde.rep_size;
-	ret = sframe_find_fre(sec, &fde, pc_off, &info, w);
+	ret = sframe_find_fre(sec, &fde, pc_off, &info, w, rows);
 	if (ret)
 		return ret;
 
@@ -558,4 +590,4 @@ int sframe_find_row(const struct unwind_sframe_sec *sec, unsigned long pc,
 			       sframe_sext(w[1], size));
 	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(sframe_find_row);
+EXPORT_SYMBOL_IF_KUNIT(sframe_find_row_budget);

@@ -123,8 +123,13 @@ static int sframe_walk_row(struct unwind_user_state *state, unsigned long pc,
 		state->sframe_row = copy->row;
 		state->sframe_quick = copy->quick;
 	} else {
-		ret = sframe_find_row(&state->sframe_sec, pc,
-				      &state->sframe_row);
+		u32 rows = state->sframe_rows_limit > state->sframe_rows_read ?
+			   state->sframe_rows_limit - state->sframe_rows_read : 0;
+		u32 before = rows;
+
+		ret = sframe_find_row_budget(&state->sframe_sec, pc,
+					     &state->sframe_row, &rows);
+		state->sframe_rows_read += before - rows;
 		if (ret)
 			return ret;
 		sframe_quick_set(state);
@@ -145,7 +150,7 @@ static int sframe_walk_row(struct unwind_user_state *state, unsigned long pc,
  * the row's quick form (state->sframe_quick) is to step it, which the
  * caller does; 1 if the table says the stack ends here; -ENOENT if no
  * table covers the IP (walk by frame pointers); another error if the
- * table or stack is bad (stop).
+ * table or stack is bad or the walk read its budget of rows (stop).
  */
 int unwind_sframe_step(struct unwind_user_state *state, bool topmost)
 {

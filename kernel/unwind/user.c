@@ -499,19 +499,26 @@ int unwind_user_walk(struct unwind_user_state *state,
 		return 0;
 	trace->entries[trace->nr++] = unwind_user_addr(state, state->ip_base,
 						       state->ip);
+	state->sframe_rows_read = 0;
+	state->sframe_rows_limit = SFRAME_WALK_ROWS_BASE +
+				   SFRAME_WALK_ROWS_PER_FRAME;
 
 	while (trace->nr < max) {
 		untabled = unwind_user_untabled(state, topmost);
 		if (!topmost && known == trace->nr - 1 &&
 		    unwind_user_known_text(state, state->ip))
 			known = trace->nr;
-		if (untabled)
+		if (untabled) {
 			ret = -ENOENT;
-		else if (unwind_user_sframe_cached(state, topmost) ||
-			 unwind_user_sframe_kept(state, topmost))
+		} else if (unwind_user_sframe_cached(state, topmost) ||
+			   unwind_user_sframe_kept(state, topmost)) {
 			ret = unwind_user_sframe_quick(state);
-		else
+		} else {
+			/* The rows a table lookup may still read (sframe.h). */
+			state->sframe_rows_limit = SFRAME_WALK_ROWS_BASE +
+				SFRAME_WALK_ROWS_PER_FRAME * trace->nr;
 			ret = unwind_sframe_step(state, topmost);
+		}
 		if (ret == UNWIND_SFRAME_QUICK)
 			ret = unwind_user_sframe_quick(state);
 		if (!ret)

@@ -713,6 +713,34 @@ static void sframe_discover_killed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sec.text_start, start);
 }
 
+/*
+ * A lookup takes each row it reads from its budget, the row that ends the
+ * scan included, and fails with -E2BIG when the budget runs out first.
+ */
+static void sframe_row_budget(struct kunit *test)
+{
+	struct sfk_env *env = sfk_env(test, 2);
+	struct unwind_sframe_sec sec;
+	struct unwind_sframe_row row;
+	u32 rows;
+
+	KUNIT_ASSERT_EQ(test, sfk_init(env, &sec), 0);
+	/* Past the last of the first function's four rows: all are read. */
+	rows = 3;
+	KUNIT_EXPECT_EQ(test, sframe_find_row_budget(&sec, env->text + 0x11f,
+						     &row, &rows), -E2BIG);
+	KUNIT_EXPECT_EQ(test, rows, 0);
+	rows = 4;
+	KUNIT_EXPECT_EQ(test, sframe_find_row_budget(&sec, env->text + 0x11f,
+						     &row, &rows), 0);
+	KUNIT_EXPECT_EQ(test, rows, 0);
+	/* At its start: the first row, and the second that ends the scan. */
+	rows = 10;
+	KUNIT_EXPECT_EQ(test, sframe_find_row_budget(&sec, env->text + 0x100,
+						     &row, &rows), 0);
+	KUNIT_EXPECT_EQ(test, rows, 8);
+}
+
 static struct kunit_case sframe_cases[] = {
 	KUNIT_CASE(sframe_good_v1),
 	KUNIT_CASE(sframe_good_v2),
@@ -726,6 +754,7 @@ static struct kunit_case sframe_cases[] = {
 	KUNIT_CASE(sframe_walk_ends),
 	KUNIT_CASE(sframe_row_copies),
 	KUNIT_CASE(sframe_discover_killed),
+	KUNIT_CASE(sframe_row_budget),
 	{}
 };
 

@@ -265,7 +265,7 @@ TEST_F(bpf_defer, kprobe)
 #define PR_UNWIND_REPORT	0x55535250
 #endif
 #ifndef SI_UNWIND
-#define SI_UNWIND		(-0x5557)
+#define SI_UNWIND		0x5557
 #endif
 
 /* What the "runtime" below reports: opaque values, not code addresses. */

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -37,7 +38,7 @@
 # define PR_UNWIND_REPORT_MAX		256
 #endif
 #ifndef SI_UNWIND
-#define SI_UNWIND	(-0x5557)
+#define SI_UNWIND	0x5557
 #endif
 
 #define TRACEFS		"/sys/kernel/tracing"
@@ -293,12 +294,58 @@ TEST(opt_in)
 	ASSERT_EQ(EINVAL, errno);
 	ASSERT_EQ(-1, prctl(PR_UNWIND_SIGNAL, 65, 0, 0, 0));
 	ASSERT_EQ(EINVAL, errno);
+	/* Signals with a meaning of their own, handled or not. */
+	for (int i = 0; i < 6; i++) {
+		static const int special[] = {
+			SIGCONT, SIGCHLD, SIGTSTP, SIGSEGV, SIGALRM, SIGPIPE,
+		};
+
+		ASSERT_EQ(0, install(special[i]));
+		errno = 0;
+		EXPECT_EQ(-1, prctl(PR_UNWIND_SIGNAL, special[i], 0, 0, 0));
+		EXPECT_EQ(EINVAL, errno);
+		signal(special[i], SIG_DFL);
+	}
+	ASSERT_EQ(0, install(SIGUSR2));
+	EXPECT_EQ(0, prctl(PR_UNWIND_SIGNAL, SIGUSR2, 0, 0, 0));
+	signal(SIGUSR2, SIG_DFL);
 	ASSERT_EQ(-1, prctl(PR_UNWIND_SIGNAL, sig, 1, 0, 0));
 	ASSERT_EQ(EINVAL, errno);
 	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, sig, 0, 0, 0));
 	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, 0, 0, 0, 0));
 	/* Nothing was signalled, so nothing can be reported. */
 	ASSERT_EQ(-ENOENT, report(0x1234, NULL, 0, 0));
+}
+
+/*
+ * Another process cannot forge the kernel's request: SI_UNWIND is a code
+ * rt_sigqueueinfo() refuses to send to other processes.
+ */
+TEST(not_forgeable)
+{
+	int status, sig = SIGRTMIN + 1;
+	pid_t pid;
+
+	/* Installed first: a forged signal must not kill the test. */
+	ASSERT_EQ(0, install(sig));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		siginfo_t si = { 0 };
+
+		si.si_signo = sig;
+		si.si_code = SI_UNWIND;
+		si.si_value.sival_ptr = (void *)0x1234;
+		if (!syscall(SYS_rt_sigqueueinfo, getppid(), sig, &si))
+			_exit(1);
+		_exit(errno == EPERM ? 0 : 2);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) {
+		TH_LOG("another process sent SI_UNWIND");
+	}
+	signal(sig, SIG_DFL);
 }
 
 /* The interpreter's frames come out under the native stack's cookie. */

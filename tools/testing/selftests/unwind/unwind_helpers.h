@@ -29,8 +29,9 @@
  *
  * ut_syscall_fp(nr, a, b, c, fp): the same with the frame pointer register
  * set to fp during the call (and no frame of its own), to make the kernel
- * walk a crafted stack. Its user IP is ut_syscall_fp_ret. Argument four is
- * 0, and five is fp (x86-64).
+ * walk a crafted stack. Its user IP is ut_syscall_fp_ret. Arguments four
+ * and five are 0 on x86-64 (prctl(PR_USER_STACK_READ) from a crafted
+ * stack wants them so).
  *
  * ut_spin(n, ...): n turns of a loop in user mode, in a function with a
  * standard frame that also stores its return address in ut_leaf_ra. An
@@ -74,6 +75,7 @@ asm(".text\n"
 	"	mov %rdx, %rsi\n"
 	"	mov %rcx, %rdx\n"
 	"	xor %r10d, %r10d\n"
+	"	xor %r8d, %r8d\n"
 	"	syscall\n"
 	"ut_syscall_fp_ret:\n"
 	"	pop %rbp\n"
