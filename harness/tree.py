@@ -587,6 +587,90 @@ def check_cover_letter(subjects):
             "subsystems:\n  " + "\n  ".join(missing))
 
 
+# What a user or another kernel subsystem can name, as the series adds it:
+# the cover letter lists each (check_cover_interfaces()).
+UAPI_NAME = [
+    re.compile(r"^\+\s*#\s*define\s+([A-Z][A-Z0-9_]+)"),
+    re.compile(r"^\+\s*([A-Z][A-Z0-9_]+)\s*=\s*[-0-9(]"),
+    re.compile(r"^\+\s*(?:__u64\s+)?([a-z]\w*)\s*:\s*1\s*[,;]"),
+]
+KERNEL_NAME = [
+    re.compile(r"^\+config\s+(\w+)"),
+    re.compile(r"\b(?:TRACE_EVENT|DECLARE_TRACE|DECLARE_EVENT_CLASS)\(\s*(\w+)"),
+    re.compile(r"\bDEFINE_EVENT\(\s*\w+\s*,\s*(\w+)"),
+    re.compile(r"\bFTRACE_ENTRY(?:_PACKED|_REG)?\(\s*(\w+)"),
+    re.compile(r"__bpf_kfunc\s+[\w\s\*]*?\b(\w+)\s*\("),
+    re.compile(r"^\+\s*C\(\s*\w+\s*,\s*\"(\w+)\"\s*\)"),
+]
+
+
+def series_interfaces(patches, new_files):
+    """Names of the interfaces the series adds: uapi defines, enum values
+    and perf_event_attr bits; Kconfig symbols; trace events and ftrace
+    entries; kfuncs; tracefs options."""
+    names = set()
+    for n in patches:
+        path = None
+        for line in open(os.path.join(PATCHES, n)).read().splitlines():
+            if line.startswith("+++ "):
+                path = line[6:] if line.startswith("+++ b/") else None
+                continue
+            if not path or not line.startswith("+"):
+                continue
+            pats = list(KERNEL_NAME)
+            if path.startswith("include/uapi/"):
+                pats += UAPI_NAME
+            for pat in pats:
+                names.update(pat.findall(line))
+    for f in new_files:
+        if not f.endswith((".c", ".h")) or f.startswith("tools/") or \
+           "/tests/" in f:
+            continue
+        for line in open(os.path.join(REPO, f)).read().splitlines():
+            for pat in KERNEL_NAME[1:5]:
+                names.update(pat.findall(line))
+    # Macro parameters of the trace event headers, not events.
+    return sorted(x for x in names if x not in ("name", "call", "template"))
+
+
+def check_cover_interfaces(names):
+    """Every interface the series adds is named in the cover letter."""
+    flat = open(COVER).read()
+    missing = [x for x in names if not re.search(r"\b%s\b" % re.escape(x), flat)]
+    if missing:
+        die("patches/cover-letter does not name these interfaces the series "
+            "adds:\n  " + "\n  ".join(missing))
+
+
+def check_cover_patches(subjects):
+    """Every patch is described in the cover letter, by its subject after
+    the subsystem prefix."""
+    flat = " ".join(open(COVER).read().split()).lower()
+    missing = [s for s in subjects
+               if " ".join(s.partition(":")[2].split()).lower() not in flat]
+    if missing:
+        die("patches/cover-letter does not describe these patches (quote "
+            "each subject after its prefix):\n  " + "\n  ".join(missing))
+
+
+MAINTAINERS_ENTRY = "USER SPACE STACK UNWINDING"
+
+
+def check_maintainers(tree, added):
+    """scripts/get_maintainer.pl names the series' entry for every file the
+    series adds."""
+    missing = []
+    for f in added:
+        out = run(["perl", "scripts/get_maintainer.pl", "--no-git",
+                   "--no-git-fallback", "--subsystem", "--no-email", "--no-l",
+                   "--no-tree", "-f", f], cwd=tree, check=False).stdout.decode()
+        if MAINTAINERS_ENTRY not in out:
+            missing.append(f)
+    if missing:
+        die("MAINTAINERS' %s entry does not cover:\n  %s"
+            % (MAINTAINERS_ENTRY, "\n  ".join(missing)))
+
+
 def fill_cover_letter(path):
     """Put patches/cover-letter (subject line, blank line, text) into the
     cover letter that git format-patch left with placeholders."""
@@ -627,7 +711,10 @@ def cmd_series(args):
         git("worktree", "remove", "--force", d, check=False)
         shutil.rmtree(d, ignore_errors=True)
     git("worktree", "prune")
-    check_cover_letter([parse_header(n)[1] for n in patches])
+    subjects = [parse_header(n)[1] for n in patches]
+    check_cover_letter(subjects)
+    check_cover_patches(subjects)
+    check_cover_interfaces(series_interfaces(patches, overlay))
     try:
         git("worktree", "add", "-q", "--detach", wt, "base")
         for n in patches:
@@ -661,6 +748,9 @@ def cmd_series(args):
         if got != want:
             diff = git("diff", "--stat", got, want).stdout.decode()
             die("the exported series does not rebuild the prepared tree:\n" + diff)
+        added = git("diff", "--name-only", "--diff-filter=A", "base", "HEAD",
+                    cwd=check).stdout.decode().split()
+        check_maintainers(check, added)
     except TreeError as e:
         die(str(e))
     finally:

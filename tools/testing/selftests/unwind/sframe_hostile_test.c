@@ -550,30 +550,73 @@ TEST(partial_overlap_found_once)
 
 #define FAILSLAB	"/sys/kernel/debug/failslab"
 
+static long failslab_read(const char *file)
+{
+	char path[128], buf[32] = "";
+	int fd;
+
+	snprintf(path, sizeof(path), FAILSLAB "/%s", file);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	if (read(fd, buf, sizeof(buf) - 1) < 0)
+		buf[0] = 0;
+	close(fd);
+	return atol(buf);
+}
+
+/*
+ * munmap() of @mem with slab allocations of this task failing (four in a
+ * row: a tree retries a failed allocation that may not sleep with one
+ * that may) once @space bytes were allocated. Returns 1 if some failed
+ * after the munmap() could no longer fail, where the registry's erase
+ * runs; the munmap() is done again without failures if it failed.
+ */
+static int munmap_failing(unsigned char *mem, size_t len, int space)
+{
+	char val[16];
+	int fail, done;
+
+	snprintf(val, sizeof(val), "%d", space);
+	ut_write(FAILSLAB "/space", val);
+	ut_write(FAILSLAB "/times", "4");
+	fail = open("/proc/self/make-it-fail", O_WRONLY);
+	if (fail < 0 || write(fail, "1", 1) != 1)
+		return -1;
+	done = !munmap(mem, len);
+	if (write(fail, "0", 1) != 1)
+		return -1;
+	close(fail);
+	if (!done)
+		return munmap(mem, len) ? -1 : 0;
+	return failslab_read("times") < 4;
+}
+
 /*
  * Text discovered by a walk (and a table added for part of it) unmapped
- * with the n-th allocation failing, for every n that lands in the
- * munmap(); each time the text is mapped again at the same place and
- * walked. An erase that cannot allocate must not free an entry the tree
- * still holds: KASAN (debug lane) reports any use after free, and the
- * entries left behind are freed at exit.
+ * with allocations failing from ever later points of the munmap(), each
+ * time mapped again at the same place and walked. An erase that cannot
+ * allocate must not free an entry the tree still holds: KASAN (debug
+ * lane) reports any use after free, and what is left is freed at exit.
  */
 TEST(erase_fails)
 {
 	const size_t page = getpagesize();
+	int injected = 0, ret;
 	unsigned char *mem, *sec;
-	int injected = 0, fd;
 	unsigned long p0;
-	char nth[16];
 	size_t len;
 
 	if (missing())
 		SKIP(return, "%s", missing());
-	if (access(FAILSLAB "/ignore-gfp-wait", W_OK) ||
-	    access("/proc/thread-self/fail-nth", W_OK))
-		SKIP(return, "no failslab and fail-nth (debug lane)");
+	if (access(FAILSLAB "/space", W_OK) ||
+	    access("/proc/self/make-it-fail", W_OK))
+		SKIP(return, "no failslab (debug lane)");
 	ASSERT_EQ(0, ut_write(FAILSLAB "/ignore-gfp-wait", "N"));
 	ASSERT_EQ(0, ut_write(FAILSLAB "/verbose", "0"));
+	ASSERT_EQ(0, ut_write(FAILSLAB "/task-filter", "Y"));
+	ASSERT_EQ(0, ut_write(FAILSLAB "/interval", "1"));
+	ASSERT_EQ(0, ut_write(FAILSLAB "/probability", "100"));
 	sec = mmap(NULL, page, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, sec);
@@ -582,24 +625,15 @@ TEST(erase_fails)
 	ASSERT_NE(MAP_FAILED, mem);
 	p0 = (unsigned long)mem;
 
-	for (int n = 1; n <= 40; n++) {
+	for (int space = 0; space <= 8192; space += 128) {
 		len = table_build(sec, p0 + page, page, 2, false);
 		ASSERT_EQ(0, prctl(PR_SFRAME_ADD, sec, len, p0 + page,
 				   p0 + 2 * page));
 		EXPECT_EQ(DEPTH + 1, read_through(p0 + 16, p0 + 48, DEPTH));
 
-		fd = open("/proc/thread-self/fail-nth", O_RDWR);
-		ASSERT_GE(fd, 0);
-		snprintf(nth, sizeof(nth), "%d", n);
-		ASSERT_EQ((ssize_t)strlen(nth), write(fd, nth, strlen(nth)));
-		if (munmap(mem, 2 * page))
-			ASSERT_EQ(0, munmap(mem, 2 * page));
-		memset(nth, 0, sizeof(nth));
-		ASSERT_LT(0, pread(fd, nth, sizeof(nth) - 1, 0));
-		/* "0": the n-th allocation came, and failed. */
-		if (atoi(nth) == 0)
-			injected++;
-		close(fd);
+		ret = munmap_failing(mem, 2 * page, space);
+		ASSERT_GE(ret, 0);
+		injected += ret;
 
 		mem = mmap(mem, 2 * page, PROT_READ | PROT_WRITE | PROT_EXEC,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
@@ -608,8 +642,11 @@ TEST(erase_fails)
 		/* Lookups over what the failed erases left. */
 		EXPECT_EQ(DEPTH + 1, read_through(p0 + 16, p0 + 48, DEPTH));
 	}
-	TH_LOG("%d of 40 munmap() calls had an allocation fail", injected);
+	TH_LOG("%d munmap() calls had allocations fail past their point of no return",
+	       injected);
 	EXPECT_GT(injected, 0);
+	ut_write(FAILSLAB "/probability", "0");
+	ut_write(FAILSLAB "/space", "0");
 	ut_write(FAILSLAB "/ignore-gfp-wait", "Y");
 	munmap(mem, 2 * page);
 	munmap(sec, page);
