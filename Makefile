@@ -11,6 +11,7 @@
 #   make unwindprof  build the BPF profiler (tools/bpf/unwindprof) as build/bin/unwindprof
 #   make lint      checkpatch, kernel-doc, W=1 and sparse on what the series adds
 #   make series    export a git-am-able series to build/series
+#   make matrix    build the series' objects with W=1 in 11 configurations
 #   make torture   a long torture run (DURATION=600 seconds), not in CI
 #   make bench     benchmarks against perf's in-NMI walk and DWARF: bench/results.md
 #
@@ -47,10 +48,10 @@ $(error CONFIG must be guest, debug, kcsan or nounwind, not '$(CONFIG)')
 endif
 
 .PHONY: help tree refresh kernel perf perf-asan unwindprof demo kselftest test run lint series clean bench \
-	torture
+	torture matrix
 
 help:
-	@sed -n '3,17s/^# \{0,1\}//p' Makefile
+	@sed -n '3,21s/^# \{0,1\}//p' Makefile
 
 # Packages the build and tests need, installed with apt the first time
 # (and when the list changes), so that a fresh clone needs no other step.
@@ -240,3 +241,8 @@ lint: tree $(KOBJ)/.fragments.stamp
 
 series: tree
 	@harness/tree.py series
+
+# The config matrix (harness/config-matrix): guest, each client and
+# feature off, i386, Debian's amd64 config. NAMES= picks some.
+matrix: kernel
+	@harness/config-matrix $(NAMES)
