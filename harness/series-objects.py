@@ -10,8 +10,8 @@ prepared tree's `git diff base`). Whether a config builds one is read from
 the Kbuild makefiles on its path, the way Kbuild reads them: an object or
 directory listed under obj-y, or under obj-$(CONFIG_X) with X set to y or
 m, inside any `ifdef`/`ifeq ($(CONFIG_X),y)` around the line. That is
-enough for the makefiles the series touches; an object whose line cannot
-be found is taken as built, so that a build error shows rather than hides.
+enough for the makefiles the series touches; an object its directory's
+makefile does not name is not built (and said so on stderr).
 """
 import os
 import re
@@ -84,7 +84,10 @@ def listed(conf, makefile, name):
     if not os.path.exists(makefile):
         return None
     found = None
+    # x86 names some objects by the word size: signal_$(BITS).o.
+    bits = "64" if conf.get("64BIT") == "y" else "32"
     for line, conds in makefile_lines(makefile):
+        line = line.replace("$(BITS)", bits)
         m = ASSIGN.match(line)
         if not m or name not in m.group(4).split():
             continue
@@ -115,6 +118,11 @@ def built(tree, conf, obj):
             # Top-level directories are listed in the main Makefile or Kbuild.
             res = listed(conf, os.path.join(tree, d, "Kbuild"), name)
         if res is False:
+            return False
+        if res is None and depth == len(parts) - 1:
+            # Not named for this config (signal_64.o on a 32-bit kernel).
+            print("series-objects: %s is not in %s/Makefile: not built"
+                  % (obj, d), file=sys.stderr)
             return False
     return True
 
