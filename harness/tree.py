@@ -18,6 +18,17 @@ whose first commit (tag "base") is the pristine package.
                              earlier one edits the same file.
   tree.py series [--out DIR] export a git-am-able series and check that it
                              rebuilds the prepared tree exactly.
+  tree.py steps [--save] PATH
+                             write a new file as it stands after each patch
+                             from the one that adds it (build/steps/PATH/),
+                             or, with --save, store the differences between
+                             those steps in the patches.
+
+A new file lives in the repository in its final form (the overlay). A
+patch after the one that adds it may grow it: that patch's diff of the file
+is its growth, and the file as the adding patch adds it is the final form
+with every later growth taken back. `make tree` uses the final form;
+`make series` commits each step.
 
 The tree remembers what it was last synced to (build/synced-tree, a git tree
 id). prepare refuses to overwrite edits made in build/linux since then,
@@ -214,7 +225,24 @@ DIFF_FILE = re.compile(r"^\+\+\+ (?:b/)?(\S+)")
 DIFF_OLD = re.compile(r"^--- (?:a/)?(\S+)")
 
 
-def patch_files(name):
+_OVERLAY = None
+
+
+def overlay_set():
+    global _OVERLAY
+    if _OVERLAY is None:
+        _OVERLAY = set(overlay_files())
+    return _OVERLAY
+
+
+def patch_files(name, growth=False):
+    """Base files a patch touches, from its ---/+++ lines; with @growth,
+    the new files (overlay) it grows instead."""
+    return [f for f in all_patch_files(name)
+            if (f in overlay_set()) == growth]
+
+
+def all_patch_files(name):
     """Paths a patch touches, from its ---/+++ lines."""
     files = []
     with open(os.path.join(PATCHES, name), errors="replace") as f:
@@ -235,6 +263,24 @@ def patch_files(name):
 
 def patch_has_diff(name):
     return bool(patch_files(name))
+
+
+def diff_sections(name):
+    """The per-file sections of a patch's diff: [(path, text)]."""
+    _, diff = split_patch(name)
+    parts = re.split(r"(?m)^(?=diff --git )", diff)
+    out = []
+    for part in parts:
+        m = re.match(r"diff --git a/(\S+) b/(\S+)", part)
+        if m:
+            out.append((m.group(2), part))
+    return out
+
+
+def growth_text(name, path=None):
+    """The sections of a patch that grow new files (all, or @path's)."""
+    return "".join(t for f, t in diff_sections(name)
+                   if f in overlay_set() and (path is None or f == path))
 
 
 def overlay_files():
@@ -259,15 +305,47 @@ def export_base(paths, dest):
     run(["tar", "-x", "-C", dest], stdin=archive)
 
 
-def apply_patch(name, dest):
-    if not patch_has_diff(name):
-        return
+def run_patch(text, dest, what, reverse=False):
+    """Apply diff @text under @dest with no fuzz (reversed if asked)."""
     p = run(["patch", "-d", dest, "-p1", "-F0", "-N", "-t",
-             "--no-backup-if-mismatch", "-r", "-",
-             "-i", os.path.join(PATCHES, name)], check=False)
+             "--no-backup-if-mismatch", "-r", "-"] + (["-R"] if reverse else []),
+            check=False, stdin=text.encode(errors="surrogateescape"))
     if p.returncode:
         out = (p.stdout + p.stderr).decode(errors="replace").strip()
-        raise TreeError("patch %s does not apply with no fuzz:\n%s" % (name, out))
+        raise TreeError("%s does not apply with no fuzz:\n%s" % (what, out))
+
+
+def apply_patch(name, dest):
+    """Apply a patch's edits to base files (not its growth of new files,
+    whose final form the overlay holds)."""
+    if not patch_has_diff(name):
+        return
+    text = "".join(t for f, t in diff_sections(name) if f not in overlay_set())
+    if not text:
+        # A patch written by hand without "diff --git" lines.
+        text = open(os.path.join(PATCHES, name), errors="surrogateescape").read()
+    run_patch(text, dest, "patch %s" % name)
+
+
+def first_versions(patches, mapping, dest):
+    """Write under @dest each new file as the patch that adds it adds it:
+    the overlay's final form with the growth of every later patch taken
+    back, last patch first."""
+    for f in overlay_set():
+        src = os.path.join(REPO, f)
+        dst = os.path.join(dest, f)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy2(src, dst)
+    for n in reversed(patches):
+        text = growth_text(n)
+        if not text:
+            continue
+        for f in patch_files(n, growth=True):
+            if f in mapping and patches.index(mapping[f]) >= patches.index(n):
+                raise TreeError("patch %s grows %s, which patch %s adds later"
+                                % (n, f, mapping[f]))
+        run_patch(text, dest, "the growth in patch %s, taken back from the "
+                  "overlay's final form" % n, reverse=True)
 
 
 def desired_state(scratch):
@@ -283,10 +361,6 @@ def desired_state(scratch):
     for n in patches:
         apply_patch(n, scratch)
     overlay = overlay_files()
-    both = [f for f in overlay if f in patched]
-    if both:
-        raise TreeError("these files are both new (overlay) and patched; a file "
-                        "is one or the other: %s" % ", ".join(both))
     clash = [f for f in overlay if in_base(f)]
     if clash:
         raise TreeError("these overlay files already exist in the base; edit "
@@ -525,7 +599,10 @@ def cmd_refresh(args):
             m = re.search(r"^---[ \t]*\n", header, re.M)
             if m:
                 header = header[:m.end()]
-            diff = diff_states(before, state, files)
+            diff = diff_states(before, state, files) if files else ""
+            # Growth of new files stays as it is: the overlay holds their
+            # final form, and `tree.py steps` their steps.
+            diff += growth_text(n)
             with open(os.path.join(PATCHES, n), "w", errors="surrogateescape") as f:
                 f.write(header + diff)
             print("tree: refreshed %s" % n)
@@ -715,7 +792,10 @@ def cmd_series(args):
     check_cover_letter(subjects)
     check_cover_patches(subjects)
     check_cover_interfaces(series_interfaces(patches, overlay))
+    first = os.path.join(BUILD, "series-first")
+    shutil.rmtree(first, ignore_errors=True)
     try:
+        first_versions(patches, mapping, first)
         git("worktree", "add", "-q", "--detach", wt, "base")
         for n in patches:
             author, subject, body = parse_header(n)
@@ -723,7 +803,9 @@ def cmd_series(args):
             for f in [f for f, p in mapping.items() if p == n]:
                 dst = os.path.join(wt, f)
                 os.makedirs(os.path.dirname(dst), exist_ok=True)
-                shutil.copy2(os.path.join(REPO, f), dst)
+                shutil.copy2(os.path.join(first, f), dst)
+            if growth_text(n):
+                run_patch(growth_text(n), wt, "the growth in patch %s" % n)
             # -f: Debian's top-level .gitignore would hide new files.
             git("add", "-A", "-f", cwd=wt)
             cmd = ["commit", "-q", "--no-verify", "--allow-empty", "-m",
@@ -757,8 +839,75 @@ def cmd_series(args):
         for d in (wt, check):
             git("worktree", "remove", "--force", d, check=False)
         git("worktree", "prune", check=False)
+        shutil.rmtree(first, ignore_errors=True)
     print("tree: %d patches in %s; git am on the base rebuilds build/linux exactly"
           % (len(patches), os.path.relpath(out, REPO)))
+
+
+# ------------------------------------------------------------------ steps
+
+STEPS = os.path.join(BUILD, "steps")
+
+
+def new_file_patches(path):
+    patches = series_patches()
+    mapping = {}
+    for line in read_lines(NEW_FILES):
+        parts = line.split()
+        if len(parts) == 2:
+            mapping[parts[0]] = parts[1]
+    if path not in mapping or path not in overlay_set():
+        die("%s is not a new file of the series (patches/new-files)" % path)
+    return patches, mapping, patches[patches.index(mapping[path]):]
+
+
+def cmd_steps(args):
+    """Write, or save, the steps by which a new file grows."""
+    path = args.path
+    patches, mapping, steps = new_file_patches(path)
+    out = os.path.join(STEPS, path)
+    if args.save:
+        names = sorted(os.listdir(out)) if os.path.isdir(out) else []
+        if [n.split("-", 1)[1] for n in names] != steps:
+            die("%s does not hold one file per patch from %s on; run "
+                "`tree.py steps %s` first" % (out, steps[0], path))
+        if not same_content(os.path.join(out, names[-1]), os.path.join(REPO, path)):
+            die("the last step differs from %s: edit the file itself for the "
+                "final form, the steps for the earlier ones" % path)
+        with tempfile.TemporaryDirectory(prefix="steps.", dir=BUILD) as tmp:
+            a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+            for prev, cur, n in zip(names, names[1:], steps[1:]):
+                for d, src in ((a, prev), (b, cur)):
+                    os.makedirs(os.path.dirname(os.path.join(d, path)), exist_ok=True)
+                    shutil.copy2(os.path.join(out, src), os.path.join(d, path))
+                diff = diff_states(a, b, [path])
+                m = re.search(r"(?m)^diff --git ", diff)
+                section = diff[m.start():] if m else ""
+                header, _ = split_patch(n)
+                rest = "".join(t for f, t in diff_sections(n) if f != path)
+                with open(os.path.join(PATCHES, n), "w",
+                          errors="surrogateescape") as f:
+                    f.write(header + rest + section)
+                if section:
+                    print("tree: %s grows %s" % (n, path))
+        return
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    with tempfile.TemporaryDirectory(prefix="steps.", dir=BUILD) as tmp:
+        try:
+            first_versions(patches, mapping, tmp)
+            for i, n in enumerate(steps):
+                if i:
+                    text = growth_text(n, path)
+                    if text:
+                        run_patch(text, tmp, "the growth in patch %s" % n)
+                shutil.copy2(os.path.join(tmp, path),
+                             os.path.join(out, "%02d-%s" % (i, n)))
+        except TreeError as e:
+            die(str(e))
+    print("tree: %s after each patch from %s on, in %s; edit the earlier "
+          "ones, then `tree.py steps --save %s`"
+          % (path, steps[0], os.path.relpath(out, REPO), path))
 
 
 def main():
@@ -770,9 +919,13 @@ def main():
     p.add_argument("--patch")
     p = sub.add_parser("series")
     p.add_argument("--out", default=os.path.join(BUILD, "series"))
+    p = sub.add_parser("steps")
+    p.add_argument("--save", action="store_true")
+    p.add_argument("path")
     args = ap.parse_args()
     try:
-        {"prepare": cmd_prepare, "refresh": cmd_refresh, "series": cmd_series}[args.cmd](args)
+        {"prepare": cmd_prepare, "refresh": cmd_refresh, "series": cmd_series,
+         "steps": cmd_steps}[args.cmd](args)
     except TreeError as e:
         die(str(e))
 
