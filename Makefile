@@ -12,6 +12,7 @@
 #   make lint      checkpatch, kernel-doc, W=1 and sparse on what the series adds
 #   make series    export a git-am-able series to build/series
 #   make matrix    build the series' objects with W=1 in 11 configurations
+#   make bisect    build, W=1 and boot the series one patch at a time (slow)
 #   make torture   a long torture run (DURATION=600 seconds), not in CI
 #   make bench     benchmarks against perf's in-NMI walk and DWARF: bench/results.md
 #
@@ -48,10 +49,10 @@ $(error CONFIG must be guest, debug, kcsan or nounwind, not '$(CONFIG)')
 endif
 
 .PHONY: help tree refresh kernel perf perf-asan unwindprof demo kselftest test run lint series clean bench \
-	torture matrix
+	torture matrix bisect
 
 help:
-	@sed -n '3,21s/^# \{0,1\}//p' Makefile
+	@sed -n '3,22s/^# \{0,1\}//p' Makefile
 
 # Packages the build and tests need, installed with apt the first time
 # (and when the list changes), so that a fresh clone needs no other step.
@@ -246,3 +247,8 @@ series: tree
 # feature off, i386, Debian's amd64 config. NAMES= picks some.
 matrix: kernel
 	@harness/config-matrix $(NAMES)
+
+# The series one patch at a time (harness/bisect-lane); FIRST= and LAST=
+# pick a range. Its own tree and objects in build/bisect.
+bisect: series
+	@harness/bisect-lane $(FIRST) $(LAST)

@@ -312,11 +312,24 @@ static int add_until_refused(unsigned char *sec, size_t len,
 	return i;
 }
 
+/* Adding 16384 ranges twice takes a while under KASAN and lockdep. */
+FIXTURE(slow) {
+	int unused;
+};
+
+FIXTURE_SETUP(slow)
+{
+}
+
+FIXTURE_TEARDOWN(slow)
+{
+}
+
 /*
  * Added ranges are bounded per mm, lie in executable mappings, and go
  * with them: after munmap() the mm can add as many again.
  */
-TEST(registrations_bounded)
+TEST_F_TIMEOUT(slow, registrations_bounded, 300)
 {
 	const size_t page = getpagesize(), code_len = 8 * page;
 	unsigned char *code, *sec, *data;
