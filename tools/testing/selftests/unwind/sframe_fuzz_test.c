@@ -31,14 +31,6 @@
 #include "../kselftest.h"
 #include "unwind_helpers.h"
 
-#ifndef PR_SFRAME_ADD
-#define PR_SFRAME_ADD		0x5346522b
-#define PR_SFRAME_REMOVE	0x5346522d
-#endif
-#ifndef PR_USER_STACK_READ
-#define PR_USER_STACK_READ	0x55535452
-#endif
-
 #define SLOTS		4
 #define TEXT_PAGES	2
 #define SEC_PAGES	2

@@ -29,14 +29,6 @@
 #include "../kselftest_harness.h"
 #include "unwind_helpers.h"
 
-#ifndef PR_SFRAME_ADD
-#define PR_SFRAME_ADD		0x5346522b
-#define PR_SFRAME_REMOVE	0x5346522d
-#endif
-#ifndef PR_USER_STACK_READ
-#define PR_USER_STACK_READ	0x55535452
-#endif
-
 /* Frames of the crafted stack, and the most an own-stack read returns. */
 #define DEPTH		256
 #define MAX_ENTRIES	512

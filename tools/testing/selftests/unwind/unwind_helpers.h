@@ -17,6 +17,15 @@
 #include <unistd.h>
 
 #define UT_DIR		"/sys/kernel/debug/unwind_test"
+
+/* prctl options of the series, for headers that predate it. */
+#ifndef PR_SFRAME_ADD
+#define PR_SFRAME_ADD		0x5346522b
+#define PR_SFRAME_REMOVE	0x5346522d
+#endif
+#ifndef PR_USER_STACK_READ
+#define PR_USER_STACK_READ	0x55535452
+#endif
 #define UT_MAX_IPS	512
 #define UT_MAX_EVENTS	300
 
