@@ -52,17 +52,9 @@ static inline int unwind_user_walk(struct unwind_user_state *state,
 
 #endif /* CONFIG_UNWIND_USER */
 
-/* The walker's SFrame steps (kernel/unwind/sframe_walk.c). */
-
-/*
- * unwind_sframe_step() found the frame's row and it has the quick form
- * (state->sframe_quick): the walk loop steps the frame by it, inline.
- */
-#define UNWIND_SFRAME_QUICK	2
-
+/* What the walk asks of the SFrame registry (kernel/unwind/sframe_*.c). */
 #ifdef CONFIG_UNWIND_USER_SFRAME
 
-int unwind_sframe_step(struct unwind_user_state *state, bool topmost);
 bool unwind_sframe_covers(struct unwind_user_state *state, unsigned long ra);
 bool unwind_sframe_has_tables(void);
 bool unwind_sframe_known_text(unsigned long addr, unsigned long *start,
@@ -70,12 +62,6 @@ bool unwind_sframe_known_text(unsigned long addr, unsigned long *start,
 void unwind_sframe_task_free(struct task_struct *task);
 
 #else /* !CONFIG_UNWIND_USER_SFRAME */
-
-static inline int unwind_sframe_step(struct unwind_user_state *state,
-				     bool topmost)
-{
-	return -ENOENT;
-}
 
 static inline bool unwind_sframe_covers(struct unwind_user_state *state,
 					unsigned long ra)

@@ -23,13 +23,26 @@ struct unwind_stacktrace {
 };
 
 /**
- * struct unwind_sframe_loc - a value of the caller, as a rule of an SFrame row
- * @rule:	what the offset is added to (enum sframe_rule, in
- *		kernel/unwind/sframe.h): unchanged, SP, FP or CFA
- * @deref:	the value is the word at that address (else the address)
+ * enum unwind_user_rule - where a frame's CFA or a caller's register comes from
+ * @UNWIND_USER_RULE_SAME:	unchanged: the callee's value (frame pointer)
+ * @UNWIND_USER_RULE_SP:	the stack pointer plus the offset
+ * @UNWIND_USER_RULE_FP:	the frame pointer plus the offset
+ * @UNWIND_USER_RULE_CFA:	the CFA plus the offset (a saved register)
+ */
+enum unwind_user_rule {
+	UNWIND_USER_RULE_SAME,
+	UNWIND_USER_RULE_SP,
+	UNWIND_USER_RULE_FP,
+	UNWIND_USER_RULE_CFA,
+};
+
+/**
+ * struct unwind_user_loc - one rule of a frame description
+ * @rule:	what @off is added to (enum unwind_user_rule)
+ * @deref:	the value is the word at that address, not the address
  * @off:	the offset
  */
-struct unwind_sframe_loc {
+struct unwind_user_loc {
 	u8		rule;
 	bool		deref;
 	s32		off;
@@ -44,38 +57,58 @@ struct unwind_sframe_loc {
  * @signal:	a signal trampoline: the caller is not a call frame
  */
 struct unwind_sframe_row {
-	struct unwind_sframe_loc	cfa;
-	struct unwind_sframe_loc	ra;
-	struct unwind_sframe_loc	fp;
+	struct unwind_user_loc		cfa;
+	struct unwind_user_loc		ra;
+	struct unwind_user_loc		fp;
 	bool				outermost;
 	bool				signal;
 };
 
 /**
- * struct unwind_sframe_quick - an SFrame row of the usual form, ready to use
- * @ok:		the row has that form; the other fields are valid
- * @cfa_fp:	the CFA is the frame pointer plus @cfa_off (else the SP)
- * @fp_saved:	the caller's frame pointer is at CFA + @fp_off (else it is
- *		unchanged)
- * @cfa_off:	offset of the CFA from its base register
- * @ra_off:	offset from the CFA of the saved return address
- * @fp_off:	offset from the CFA of the saved frame pointer
+ * struct unwind_user_frame - how to find the caller of a frame, in any format
+ * @cfa:	the canonical frame address: the caller's stack pointer
+ * @ra:		the return address
+ * @fp:		the caller's frame pointer
+ * @pc_start:	first IP this description holds for: callers whose IP
+ *		(their return address minus one) lies in @pc_start..@pc_end
+ *		are stepped by it too, without asking the formats again
+ * @pc_end:	end of that range (exclusive); empty for this frame only
+ * @outermost:	the stack ends at this frame (its caller is none)
+ * @records:	a frame-pointer record: it must lie above the record of the
+ *		frame before (which ends loops) rather than above the stack
+ *		pointer, as records built by hand may lie off the stack
+ * @sets_floor: the description comes from data that knows where the
+ *		stack is (a table): frame-pointer records met after the
+ *		step must lie at or above the stack pointer it reached
+ * @check_ra:	each return address must follow a call (a walk that
+ *		guesses, through code that may not keep frame pointers)
+ * @known_text:	the text of the range is known to be executable (the SFrame
+ *		registry found it): its return addresses need no check
+ * @simple:	the usual form, which the walk steps in one user access
+ *		window: CFA from SP or FP, not dereferenced; return address
+ *		and frame pointer saved near the CFA, or the frame pointer
+ *		unchanged. @lo_off and @span are valid.
  * @lo_off:	offset from the CFA of the lower of the words read
  * @span:	bytes from there to the end of the higher one
  *
- * Nearly every row says this: CFA from SP or FP, return address saved at
- * the CFA, frame pointer saved there or untouched. A step by such a row is
- * one user access window and one or two loads, as a frame-pointer step.
+ * Each format of unwinding data answers the walk with one of these for
+ * the frame at an IP (kernel/unwind/format.h); the walk (user.c) steps
+ * every frame by them, the same way for all formats.
  */
-struct unwind_sframe_quick {
-	bool		ok;
-	bool		cfa_fp;
-	bool		fp_saved;
-	s32		cfa_off;
-	s32		ra_off;
-	s32		fp_off;
-	s32		lo_off;
-	u32		span;
+struct unwind_user_frame {
+	struct unwind_user_loc	cfa;
+	struct unwind_user_loc	ra;
+	struct unwind_user_loc	fp;
+	unsigned long		pc_start;
+	unsigned long		pc_end;
+	bool			outermost;
+	bool			records;
+	bool			sets_floor;
+	bool			check_ra;
+	bool			known_text;
+	bool			simple;
+	s32			lo_off;
+	u32			span;
 };
 
 /**
@@ -125,13 +158,20 @@ struct unwind_sframe_sec {
  * @ws:		word size of the task's user mode: 8, or 4 for compat tasks
  * @ip_base:	segment base added to code addresses (compat tasks)
  * @sp_base:	segment base added to stack addresses (compat tasks)
+ * @frames:	entries the walk has stored: formats bound their work by it
+ * @last_record: CFA of the last frame-pointer record stepped, 0 if none
+ * @above_sp:	a frame was stepped by a table's description: later
+ *		frame-pointer records must lie at or above the stack pointer
+ * @frame:	the description the walk steps by (struct unwind_user_frame)
  * @sframe_sec:	the SFrame section (or "no table", sframe 0) of the text
  *		the last lookup met, so that the frames of a walk in one
  *		object look it up once; text_end 0 if none
  * @sframe_pc:	the IP whose SFrame row @sframe_row holds, 0 if none: the
  *		frames of a function that recurses share one lookup
- * @sframe_row:	that row
- * @sframe_quick: that row in its quick form, if it has one
+ * @sframe_row:	the row the last table lookup found
+ * @sframe_frame: that row as a frame description
+ * @sframe_held: the description of the row for @sframe_pc: @sframe_frame,
+ *		or the task's copy of it (sframe_cache.c)
  * @sframe_rows_read: rows of SFrame tables this walk has read
  * @sframe_rows_limit: rows it may read by now (kernel/unwind/sframe.h)
  * @guess:	where the walk stops early, scan the stack for more frames
@@ -144,10 +184,15 @@ struct unwind_user_state {
 	unsigned int	ws;
 	unsigned long	ip_base;
 	unsigned long	sp_base;
+	unsigned int	frames;
+	unsigned long	last_record;
+	bool		above_sp;
+	struct unwind_user_frame frame;
 	struct unwind_sframe_sec sframe_sec;
 	unsigned long	sframe_pc;
 	struct unwind_sframe_row sframe_row;
-	struct unwind_sframe_quick sframe_quick;
+	struct unwind_user_frame sframe_frame;
+	const struct unwind_user_frame *sframe_held;
 	u32		sframe_rows_read;
 	u32		sframe_rows_limit;
 	bool		guess;

@@ -115,14 +115,6 @@ struct sframe_fda_v3 {
  */
 #define SFRAME_MAX_SIZE			(256UL << 20)
 
-/* Where a CFA, return address or frame pointer comes from. */
-enum sframe_rule {
-	SFRAME_RULE_SAME,	/* unchanged (frame pointer only) */
-	SFRAME_RULE_SP,		/* stack pointer + offset */
-	SFRAME_RULE_FP,		/* frame pointer + offset */
-	SFRAME_RULE_CFA,	/* CFA + offset */
-};
-
 int sframe_sec_init(struct unwind_sframe_sec *sec, unsigned long sframe,
 		    unsigned long len, const char **why);
 int sframe_find_row_budget(const struct unwind_sframe_sec *sec,
@@ -158,11 +150,11 @@ int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec,
 #define SFRAME_CACHE_SECS	2
 #define SFRAME_ROW_BITS		6
 
-/* The row of one frame's IP (a return address minus one), and its quick form. */
+/* The row of one frame's IP (a return address minus one), and its description. */
 struct sframe_row_copy {
 	unsigned long		pc;
 	struct unwind_sframe_row row;
-	struct unwind_sframe_quick quick;
+	struct unwind_user_frame frame;
 };
 
 /**
@@ -188,7 +180,7 @@ bool sframe_cache_copy(struct mm_struct *mm, unsigned long pc,
 void sframe_cache_add(const struct unwind_sframe_sec *sec);
 void sframe_row_keep(const struct unwind_sframe_sec *sec, unsigned long pc,
 		     const struct unwind_sframe_row *row,
-		     const struct unwind_sframe_quick *quick);
+		     const struct unwind_user_frame *frame);
 
 #ifdef CONFIG_UNWIND_USER_SFRAME
 /*

@@ -109,22 +109,22 @@ void sframe_cache_add(const struct unwind_sframe_sec *sec)
  * @sec:	the section the row was read from
  * @pc:		a frame's IP
  * @row:	the row
- * @quick:	its quick form (ok false if it has none)
+ * @frame:	its description
  *
  * Not kept if @sec was added by prctl (its table may be rewritten in
- * place), or if the mm's generation changed since @sec was copied: then
+ * place), for a signal trampoline's row (which ends walks), or if the mm's generation changed since @sec was copied: then
  * @sec may be gone, and the row with it.
  *
  * Context: Task context (may allocate), in the walk that copied @sec.
  */
 void sframe_row_keep(const struct unwind_sframe_sec *sec, unsigned long pc,
 		     const struct unwind_sframe_row *row,
-		     const struct unwind_sframe_quick *quick)
+		     const struct unwind_user_frame *frame)
 {
 	struct unwind_sframe_cache *cache = sframe_cache_valid();
 	struct sframe_row_copy *copy;
 
-	if (!cache || sec->registered || !pc)
+	if (!cache || sec->registered || !pc || row->signal)
 		return;
 	if (!cache->rows) {
 		cache->rows = kcalloc(1 << SFRAME_ROW_BITS, sizeof(*cache->rows),
@@ -135,7 +135,7 @@ void sframe_row_keep(const struct unwind_sframe_sec *sec, unsigned long pc,
 	copy = &cache->rows[hash_long(pc, SFRAME_ROW_BITS)];
 	copy->pc = pc;
 	copy->row = *row;
-	copy->quick = *quick;
+	copy->frame = *frame;
 }
 EXPORT_SYMBOL_IF_KUNIT(sframe_row_keep);
 

@@ -443,7 +443,7 @@ fault:
 	return -EFAULT;
 }
 
-static void sframe_loc_set(struct unwind_sframe_loc *loc, u8 rule, bool deref,
+static void sframe_loc_set(struct unwind_user_loc *loc, u8 rule, bool deref,
 			   s64 off)
 {
 	loc->rule = rule;
@@ -452,23 +452,23 @@ static void sframe_loc_set(struct unwind_sframe_loc *loc, u8 rule, bool deref,
 }
 
 /* A flexible rule: register or CFA based, dereferenced or not. */
-static int sframe_flex_loc(struct unwind_sframe_loc *loc, u64 ctrl, s64 off,
+static int sframe_flex_loc(struct unwind_user_loc *loc, u64 ctrl, s64 off,
 			   bool is_cfa)
 {
 	u8 rule;
 
 	if (SFRAME_FLEX_REG_P(ctrl)) {
 		if (SFRAME_FLEX_REGNUM(ctrl) == SFRAME_AMD64_RSP)
-			rule = SFRAME_RULE_SP;
+			rule = UNWIND_USER_RULE_SP;
 		else if (SFRAME_FLEX_REGNUM(ctrl) == SFRAME_AMD64_RBP)
-			rule = SFRAME_RULE_FP;
+			rule = UNWIND_USER_RULE_FP;
 		else
 			return -EOPNOTSUPP;	/* no other register is known */
 	} else {
 		/* Only "the word at CFA + offset" is CFA based. */
 		if (is_cfa || !SFRAME_FLEX_DEREF_P(ctrl))
 			return -EINVAL;
-		rule = SFRAME_RULE_CFA;
+		rule = UNWIND_USER_RULE_CFA;
 	}
 	sframe_loc_set(loc, rule, SFRAME_FLEX_DEREF_P(ctrl), off);
 	return 0;
@@ -552,7 +552,7 @@ int sframe_find_row_budget(const struct unwind_sframe_sec *sec,
 		return -ENOENT;
 
 	memset(row, 0, sizeof(*row));
-	sframe_loc_set(&row->ra, SFRAME_RULE_CFA, true, sec->ra_off);
+	sframe_loc_set(&row->ra, UNWIND_USER_RULE_CFA, true, sec->ra_off);
 	if (sec->version == 3 && SFRAME_INFO_SIGNAL(fde.info)) {
 		row->signal = true;
 		return 0;
@@ -583,10 +583,10 @@ int sframe_find_row_budget(const struct unwind_sframe_sec *sec,
 	/* Default rows on x86-64: CFA, then the saved FP if any. */
 	if (n > 2)
 		return -EINVAL;
-	sframe_loc_set(&row->cfa, SFRAME_FRE_CFA_SP(info) ? SFRAME_RULE_SP :
-		       SFRAME_RULE_FP, false, sframe_sext(w[0], size));
+	sframe_loc_set(&row->cfa, SFRAME_FRE_CFA_SP(info) ? UNWIND_USER_RULE_SP :
+		       UNWIND_USER_RULE_FP, false, sframe_sext(w[0], size));
 	if (n == 2)
-		sframe_loc_set(&row->fp, SFRAME_RULE_CFA, true,
+		sframe_loc_set(&row->fp, UNWIND_USER_RULE_CFA, true,
 			       sframe_sext(w[1], size));
 	return 0;
 }

@@ -1,35 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Frame-pointer walk of a user space stack.
+ * The walk of a user space stack, the same for every format.
  *
- * Each frame is { saved frame pointer, return address } at the frame
- * pointer, in the task's word size. The walk reads user memory and may
- * fault: task context only, page faults allowed. It ends cleanly, keeping
- * the frames found, when a frame pointer does not move up the stack, is
- * misaligned, leaves user space or cannot be read, when a return address is
- * zero or outside an executable mapping, or at the depth limit.
+ * At each frame the walk asks the formats of unwinding data, in the order
+ * of unwind_user_formats[], for the frame's description (format.h): SFrame
+ * tables where they cover the IP (sframe_frame.h), else frame pointers
+ * (fp.c). It steps the frame by that description, and goes on stepping
+ * the callers whose IP stays in the description's range by it without
+ * asking again: a run of frame-pointer frames through text without
+ * tables, or the frames of a recursion, which share an SFrame row. Such a
+ * run of 64-bit frames reads its words in one user access window.
  *
- * The first frame needs care: an IP sampled at the first instructions of a
- * function, before it pushed the frame pointer, or at its return, after it
- * popped it, belongs to a function whose frame is not (or no longer) set
- * up. The architecture reads the instruction bytes to find the return
- * address on the stack instead (arch_unwind_user_first_frame()).
- *
- * Where an SFrame table covers the IP (CONFIG_UNWIND_USER_SFRAME), its row
- * gives the caller instead (sframe_walk.c), so code built without frame
- * pointers is walked too, and a stack may mix both kinds of code. A first
- * frame in code with neither (a leaf such as a system call wrapper) is
- * passed by taking the word at the stack pointer as its return address when
- * it follows a call instruction in code that has a table.
+ * The walk reads user memory and may fault: task context only, page
+ * faults allowed. It ends cleanly, keeping the frames found, when a step
+ * finds a frame that does not lie above the one before it, is misaligned,
+ * leaves user space or cannot be read, when a format finds its data bad,
+ * at the stack's end (a return address of 0, or an outermost frame), at
+ * a return address outside executable memory, or at the depth limit.
  */
 #include <linux/unwind_user.h>
 #include <kunit/visibility.h>
+#include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/uaccess.h>
 #include <asm/unwind_user.h>
-#include "sframe.h"
+#include "format.h"
+
+/*
+ * The formats, in the order the walk asks them: tables before frame
+ * pointers, which describe any frame (whether its record is good, the
+ * step tells).
+ */
+static enum unwind_user_step
+(* const unwind_user_formats[])(struct unwind_user_state *state, bool topmost,
+				const struct unwind_user_frame **frame) = {
+	unwind_sframe_frame,
+	unwind_fp_frame,
+};
 
 /* Read one word of the task's size at a user address. */
 static int unwind_user_read_word(struct unwind_user_state *state,
@@ -49,47 +58,6 @@ static int unwind_user_read_word(struct unwind_user_state *state,
 		*val = v;
 	}
 	return 0;
-}
-
-/*
- * Read a frame record { next frame pointer, return address }: one
- * access_ok() and one user access window for both words, then two plain
- * loads. This is the walk's cost per frame, and a copy_from_user() of
- * the record costs more for so few bytes (a call, and a string copy with
- * a startup cost). Faults are handled as for any user access: the page is
- * brought in, or the read fails.
- */
-static int unwind_user_read_frame(struct unwind_user_state *state,
-				  unsigned long addr, unsigned long *next,
-				  unsigned long *ra)
-{
-	if (state->ws == 8) {
-		u64 __user *rec = (u64 __user *)addr;
-		u64 n, r;
-
-		if (!user_access_begin(rec, 2 * sizeof(u64)))
-			return -EFAULT;
-		unsafe_get_user(n, &rec[0], fault);
-		unsafe_get_user(r, &rec[1], fault);
-		user_access_end();
-		*next = n;
-		*ra = r;
-	} else {
-		u32 __user *rec = (u32 __user *)addr;
-		u32 n, r;
-
-		if (!user_access_begin(rec, 2 * sizeof(u32)))
-			return -EFAULT;
-		unsafe_get_user(n, &rec[0], fault);
-		unsafe_get_user(r, &rec[1], fault);
-		user_access_end();
-		*next = n;
-		*ra = r;
-	}
-	return 0;
-fault:
-	user_access_end();
-	return -EFAULT;
 }
 
 /*
@@ -148,324 +116,272 @@ void unwind_user_start(struct unwind_user_state *state, struct pt_regs *regs)
 	arch_unwind_user_init(state, regs);
 }
 
-/*
- * The interrupted frame, with no table for its IP: a function caught in
- * its prologue or epilogue, or a leaf with no frame called from code with
- * a table. Returns -ENOENT if it is neither (its frame pointer is good).
- */
-static int unwind_user_first_frame(struct unwind_user_state *state)
+/* Is @loc a word saved at an aligned offset from the CFA? */
+static bool unwind_user_saved_at_cfa(const struct unwind_user_loc *loc)
 {
-	unsigned long ra, sp_off;
+	return loc->rule == UNWIND_USER_RULE_CFA && loc->deref &&
+	       !(loc->off & 7);
+}
 
-	if (arch_unwind_user_first_frame(state, &sp_off)) {
-		if (unwind_user_read_word(state,
-					  unwind_user_addr(state, state->sp_base,
-							   state->sp + sp_off),
-					  &ra) || !ra)
-			return -EFAULT;
-		state->ip = ra;
-		state->sp += sp_off + state->ws;
+/**
+ * unwind_user_frame_prepare - find whether a description has the usual form
+ * @frame:	the description; its simple, lo_off and span are set
+ *
+ * Nearly every frame has it: CFA from SP or FP, return address saved at
+ * the CFA, frame pointer saved near it or unchanged. The walk steps such
+ * frames of a 64-bit task in one user access window, reading one or two
+ * words; others take a slower step that follows any rule.
+ */
+void unwind_user_frame_prepare(struct unwind_user_frame *frame)
+{
+	bool fp_saved = unwind_user_saved_at_cfa(&frame->fp);
+	s32 lo, hi;
+
+	frame->simple = false;
+	if (frame->cfa.deref ||
+	    (frame->cfa.rule != UNWIND_USER_RULE_SP &&
+	     frame->cfa.rule != UNWIND_USER_RULE_FP) ||
+	    !unwind_user_saved_at_cfa(&frame->ra) ||
+	    (!fp_saved && frame->fp.rule != UNWIND_USER_RULE_SAME))
+		return;
+	lo = fp_saved ? min(frame->ra.off, frame->fp.off) : frame->ra.off;
+	hi = fp_saved ? max(frame->ra.off, frame->fp.off) : frame->ra.off;
+	/* Near each other, as a prologue saves them: one small window. */
+	if ((s64)hi - lo > 256)
+		return;
+	frame->lo_off = lo;
+	frame->span = hi - lo + sizeof(u64);
+	frame->simple = true;
+}
+EXPORT_SYMBOL_IF_KUNIT(unwind_user_frame_prepare);
+
+/* The value a rule gives, from the callee's registers and the CFA. */
+static int unwind_user_loc_value(struct unwind_user_state *state,
+				 const struct unwind_user_loc *loc,
+				 unsigned long cfa, unsigned long *val)
+{
+	unsigned long base;
+
+	switch (loc->rule) {
+	case UNWIND_USER_RULE_SAME:
+		*val = state->fp;
+		return 0;
+	case UNWIND_USER_RULE_SP:
+		base = state->sp;
+		break;
+	case UNWIND_USER_RULE_FP:
+		base = state->fp;
+		break;
+	default:
+		base = cfa;
+		break;
+	}
+	base += loc->off;
+	if (!loc->deref) {
+		*val = base;
 		return 0;
 	}
-	/*
-	 * The table first: decoding the call costs more, and rarely runs.
-	 * A process with no table at all (most of them) reads nothing.
-	 */
-	if (state->ws == 8 && unwind_sframe_has_tables() &&
-	    !unwind_user_read_word(state, state->sp, &ra) &&
-	    unwind_sframe_covers(state, ra) &&
-	    arch_unwind_user_after_call(state, ra, NULL)) {
-		state->ip = ra;
-		state->sp += state->ws;
-		return 0;
-	}
-	return -ENOENT;
+	if (base & (state->ws - 1))
+		return -EFAULT;
+	return unwind_user_read_word(state,
+				     unwind_user_addr(state, state->sp_base, base),
+				     val);
 }
 
 /*
- * One frame by its frame pointer: the record there gives the caller's
- * frame pointer and return address, and the caller's stack pointer is
- * right above it. Records must rise (@last is the previous one), which
- * ends loops; after SFrame steps, the record must also lie above the
- * stack pointer they reached. A walk that guesses checks more (below).
+ * Does a frame whose CFA is @cfa lie above the one before? A CFA must
+ * rise above the stack pointer, which ends loops. A frame-pointer record
+ * must rise above the record before it instead; after a step by a table,
+ * or in a walk that guesses, it must lie at or above the stack pointer
+ * too.
  */
-static __always_inline int
-unwind_user_fp_step(struct unwind_user_state *state, unsigned long *last,
-		    bool above_sp)
+static __always_inline bool
+unwind_user_rises(const struct unwind_user_frame *frame, unsigned long cfa,
+		  unsigned long sp, unsigned long last, bool above_sp)
 {
-	unsigned long fp = state->fp, next, ra;
+	if (!frame->records)
+		return cfa > sp;
+	return cfa > last && (!above_sp || cfa + frame->fp.off >= sp);
+}
 
-	if (!fp || fp & (state->ws - 1) || fp <= *last ||
-	    ((above_sp || state->guess) && fp < state->sp))
-		return -EINVAL;
-	/* Checks that the record lies in user space, too. */
-	if (unwind_user_read_frame(state,
-				   unwind_user_addr(state, state->sp_base, fp),
-				   &next, &ra))
-		return -EFAULT;
+/*
+ * One frame by its description, any word size, any rule: each word read
+ * on its own. Return: UNWIND_USER_NEXT, UNWIND_USER_END at a return
+ * address of 0, or UNWIND_USER_STOP.
+ */
+static enum unwind_user_step
+unwind_user_step(struct unwind_user_state *state,
+		 const struct unwind_user_frame *frame)
+{
+	unsigned long cfa, ra, fp;
+
+	/* A frame pointer of 0 is no frame: the outermost frame has it. */
+	if (frame->cfa.rule == UNWIND_USER_RULE_FP && !state->fp)
+		return UNWIND_USER_STOP;
+	if (unwind_user_loc_value(state, &frame->cfa, 0, &cfa) ||
+	    cfa & (state->ws - 1) ||
+	    !unwind_user_rises(frame, cfa, state->sp, state->last_record,
+			       state->above_sp || state->guess))
+		return UNWIND_USER_STOP;
+	if (unwind_user_loc_value(state, &frame->ra, cfa, &ra) ||
+	    unwind_user_loc_value(state, &frame->fp, cfa, &fp))
+		return UNWIND_USER_STOP;
 	/*
-	 * A walk that guesses where it stops must stop where it goes wrong:
-	 * code without frame pointers leaves anything in the register, and a
-	 * step through it would start the scan past real frames, or end the
-	 * walk as if at the stack's end (a return address of 0).
+	 * Code without frame pointers leaves anything in the register: a
+	 * walk that guesses must stop where it goes wrong, or its scan would
+	 * start past real frames, or it would end as if at the stack's end.
 	 */
-	if (state->guess && state->ws == 8 &&
+	if (frame->check_ra &&
 	    (!ra || !arch_unwind_user_after_call(state, ra, NULL)))
-		return -EINVAL;
-	*last = fp;
-	state->ip = ra;
-	state->sp = fp + 2 * state->ws;
-	state->fp = next;
-	return 0;
-}
-
-/* Does the text of the section the walk holds contain @pc? */
-static __always_inline bool
-unwind_user_in_sec(const struct unwind_user_state *state, unsigned long pc)
-{
-	const struct unwind_sframe_sec *sec = &state->sframe_sec;
-
-	return pc - sec->text_start < sec->text_end - sec->text_start;
-}
-
-/*
- * Is the frame's IP in text without an SFrame table? Then it goes by its
- * frame pointer at once, and a walk of code without tables pays one
- * comparison per frame for SFrame. A frame that leaves the held section
- * takes the task's copy of the next one, if it has it, without a call:
- * every walk passes at least the program's and the C library's text.
- */
-static __always_inline bool
-unwind_user_untabled(struct unwind_user_state *state, bool topmost)
-{
-	unsigned long pc = topmost ? state->ip : state->ip - 1;
-	const struct unwind_sframe_sec *copy;
-
-	if (!IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) || state->ws != 8)
-		return true;
-	if (!unwind_user_in_sec(state, pc)) {
-		copy = sframe_sec_find(pc);
-		if (!copy)
-			return false;
-		state->sframe_sec = *copy;
-	}
-	return !state->sframe_sec.sframe;
-}
-
-/*
- * Is the held section's text some the registry found itself (an
- * executable file mapping, see unwind_sframe_known_text())? Then the
- * return addresses stored in it need no check after the walk, which in a
- * deep walk is most of that check's cost.
- */
-static __always_inline bool
-unwind_user_sec_known(const struct unwind_user_state *state)
-{
-	const struct unwind_sframe_sec *sec = &state->sframe_sec;
-
-	return IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) && !sec->registered &&
-	       sec->text_end > sec->text_start;
-}
-
-/* Is @ra, a return address just stored, in such text? */
-static __always_inline bool
-unwind_user_known_text(const struct unwind_user_state *state, unsigned long ra)
-{
-	return unwind_user_sec_known(state) && unwind_user_in_sec(state, ra - 1);
-}
-
-/*
- * Walk a run of 64-bit frames in text without tables by their frame
- * pointers, in one user access window, storing their return addresses:
- * the deep walk of code built with frame pointers. Opening a window per
- * frame (unwind_user_fp_step()) costs more than the frame's two loads.
- * The window spans from the first record to the top of user space; each
- * record must lie above the one before (which ends loops) and end below
- * that top, so every load stays in it. Nothing in the window calls out.
- *
- * Stops before a frame it cannot step, and leaves that frame to the loop,
- * which steps it by its table or stops where unwind_user_fp_step() does;
- * a fault in the window is left to it the same way. A walk that guesses
- * checks each return address against the code (a call) and takes the
- * slow path. Returns true at a return address of 0, the stack's end.
- *
- * @known counts the entries known to be in the registry's text; if all
- * stored before are, it grows by those stored in the held section's text.
- */
-static __always_inline bool
-unwind_user_fp_run(struct unwind_user_state *state,
-		   struct unwind_stacktrace *trace, unsigned int max,
-		   unsigned long *last, bool above_sp, unsigned int *known)
-{
-	const unsigned long top = TASK_SIZE_MAX;
-	/* The text without tables that the run stays in: all, without SFrame. */
-	const unsigned long text = state->sframe_sec.text_start;
-	const unsigned long span = IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) ?
-				   state->sframe_sec.text_end - text : ULONG_MAX;
-	/* Locals, not the state: stores to the entries cannot alias them. */
-	unsigned long fp = state->fp, sp = state->sp, ip = state->ip;
-	unsigned long prev = *last, next, ra;
-	unsigned int nr = trace->nr, in_text = nr;
-	bool ended = false;
-
-	if (state->ws != 8 || state->guess || !fp || fp >= top - 16)
-		return false;
-	if (!user_access_begin((void __user *)fp, top - fp))
-		return false;
-	while (nr < max) {
-		if (!fp || fp & 7 || fp <= prev || fp > top - 16 ||
-		    (above_sp && fp < sp))
-			break;
-		unsafe_get_user(next, (u64 __user *)fp, out);
-		unsafe_get_user(ra, (u64 __user *)fp + 1, out);
-		prev = fp;
-		ip = ra;
-		sp = fp + 16;
-		fp = next;
-		if (!ra) {
-			ended = true;
-			break;
-		}
-		trace->entries[nr++] = ra;
-		if (ra - 1 - text >= span)
-			break;
-		in_text = nr;
-	}
-out:
-	user_access_end();
-	if (*known == trace->nr && unwind_user_sec_known(state))
-		*known = in_text;
-	*last = prev;
-	state->ip = ip;
-	state->sp = sp;
-	state->fp = fp;
-	trace->nr = nr;
-	return ended;
-}
-
-/*
- * Is the frame's SFrame row the one the walk holds, in its quick form?
- * The frames of a recursion share their return address, so their row.
- */
-static __always_inline bool
-unwind_user_sframe_cached(const struct unwind_user_state *state, bool topmost)
-{
-	return IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) && !topmost &&
-	       state->sframe_quick.ok && state->ip - 1 == state->sframe_pc;
-}
-
-/*
- * Has the task kept the frame's SFrame row, in its quick form, from an
- * earlier walk (sframe_cache.c)? Then that becomes the row the walk holds,
- * with no call and no table read: a stack walked before costs about what
- * frame pointers cost. Other rows go through unwind_sframe_step().
- */
-static __always_inline bool
-unwind_user_sframe_kept(struct unwind_user_state *state, bool topmost)
-{
-	unsigned long pc = topmost ? state->ip : state->ip - 1;
-	const struct sframe_row_copy *copy;
-
-	if (!IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) || state->ws != 8)
-		return false;
-	copy = sframe_row_find(pc);
-	if (!copy || !copy->quick.ok)
-		return false;
-	state->sframe_row = copy->row;
-	state->sframe_quick = copy->quick;
-	state->sframe_pc = pc;
-	return true;
-}
-
-/*
- * One frame by the quick form of the SFrame row the walk holds: the CFA,
- * then the saved words in one user access window, as a frame-pointer
- * step reads its record. The CFA must rise above the SP, which also ends
- * loops. Inline here, not in sframe_walk.c: this is the per-frame cost of
- * a deep walk by tables, and a call per frame shows in it.
- */
-static __always_inline int
-unwind_user_sframe_quick(struct unwind_user_state *state)
-{
-	const struct unwind_sframe_quick *q = &state->sframe_quick;
-	unsigned long cfa = (q->cfa_fp ? state->fp : state->sp) + q->cfa_off;
-	u64 ra, fp = state->fp;
-
-	if (cfa <= state->sp || cfa & 7)
-		return -EINVAL;
-	if (!user_access_begin((void __user *)(cfa + q->lo_off), q->span))
-		return -EFAULT;
-	unsafe_get_user(ra, (u64 __user *)(cfa + q->ra_off), fault);
-	if (q->fp_saved)
-		unsafe_get_user(fp, (u64 __user *)(cfa + q->fp_off), fault);
-	user_access_end();
+		return UNWIND_USER_STOP;
+	if (frame->records)
+		state->last_record = cfa;
+	if (frame->sets_floor)
+		state->above_sp = true;
 	state->ip = ra;
 	state->sp = cfa;
 	state->fp = fp;
-	return 0;
-fault:
-	user_access_end();
-	return -EFAULT;
+	return ra ? UNWIND_USER_NEXT : UNWIND_USER_END;
+}
+
+/* Is @pc in the range of IPs that @frame describes? */
+static __always_inline bool
+unwind_user_in_range(const struct unwind_user_frame *frame, unsigned long pc)
+{
+	return pc - frame->pc_start < frame->pc_end - frame->pc_start;
 }
 
 /*
- * Walk the frames of a recursion by the quick form of their shared SFrame
- * row, in one user access window, storing their return addresses: what
- * unwind_user_fp_run() does for frame pointers. The window spans from the
- * stack pointer to the top of user space; each CFA must rise above the
- * stack pointer (which ends loops), and the words read must lie in the
- * window. Stops, leaving the frame to the loop, at a return address with
- * another row, or at a frame it cannot step; returns true at a return
- * address of 0, the stack's end. @known as for unwind_user_fp_run(), from
- * the entry stored last, whose row this is.
+ * Step a 64-bit frame of the usual form, and its callers while their IP
+ * stays in the description's range, in one user access window, storing
+ * their return addresses: the deep walk of code built with frame
+ * pointers, or of a recursion by its SFrame row. Opening a window per
+ * frame costs more than the frame's two loads. The window spans from the
+ * first frame's lowest word to the top of user space; each frame lies
+ * above the one before (unwind_user_rises()), and every word read must
+ * lie in the window. Nothing in the window calls out.
+ *
+ * @known counts the entries known to be in executable text; if all
+ * stored before are, it grows by those stored in the range, if the
+ * range's text is known.
+ *
+ * Return: UNWIND_USER_NEXT if the last frame stored has an IP out of the
+ * range; UNWIND_USER_END at a return address of 0; UNWIND_USER_STOP at a
+ * frame it cannot step (or at the depth limit, which the caller sees);
+ * UNWIND_USER_UNKNOWN, having done nothing, if the first frame's words
+ * are not in user space (the step one word at a time tells why).
  */
-static __always_inline bool
-unwind_user_sframe_run(struct unwind_user_state *state,
-		       struct unwind_stacktrace *trace, unsigned int max,
-		       unsigned int *known)
+static __always_inline enum unwind_user_step
+unwind_user_run(struct unwind_user_state *state,
+		const struct unwind_user_frame *frame,
+		struct unwind_stacktrace *trace, unsigned int max,
+		unsigned int *known, const bool record)
 {
-	const unsigned long top = TASK_SIZE_MAX;
-	const struct unwind_sframe_quick q = state->sframe_quick;
-	const unsigned long pc = state->sframe_pc;
-	unsigned long start = state->sp, sp = state->sp, fp = state->fp;
-	unsigned long ip = state->ip, cfa;
-	unsigned int nr = trace->nr, in_text = nr;
-	bool ended = false;
-	u64 ra, next;
+	/*
+	 * Locals, not the description: stores to the entries could alias
+	 * it. A frame record's rules are constants here, which keeps the
+	 * deep walk of frame-pointer code in registers.
+	 */
+	const bool cfa_fp = record || frame->cfa.rule == UNWIND_USER_RULE_FP;
+	const bool fp_saved = record || frame->fp.rule == UNWIND_USER_RULE_CFA;
+	const bool above_sp = state->above_sp || state->guess;
+	const long cfa_off = record ? 16 : frame->cfa.off;
+	const long ra_off = record ? -8 : frame->ra.off;
+	const long fp_off = record ? -16 : frame->fp.off;
+	const long lo_off = record ? -16 : frame->lo_off;
+	/* Where the lowest word read of a frame may lie, at the most. */
+	const unsigned long lo_max = TASK_SIZE_MAX -
+				     (record ? 16 : frame->span);
+	const unsigned long pc_start = frame->pc_start;
+	const unsigned long pc_len = frame->pc_end - frame->pc_start;
+	unsigned long fp = state->fp, sp = state->sp, ip = state->ip;
+	unsigned long last = state->last_record, lo, cfa, next, ra;
+	unsigned int nr = trace->nr;
+	enum unwind_user_step step = UNWIND_USER_STOP;
 
-	if (!q.ok || sp >= top || !user_access_begin((void __user *)sp, top - sp))
-		return false;
-	while (nr < max && ip - 1 == pc) {
-		in_text = nr;
-		cfa = (q.cfa_fp ? fp : sp) + q.cfa_off;
-		if (cfa <= sp || cfa & 7 || cfa + q.lo_off < start ||
-		    cfa + q.lo_off > top - q.span)
+	if (cfa_fp && !fp)
+		return UNWIND_USER_STOP;
+	lo = (cfa_fp ? fp : sp) + cfa_off + lo_off;
+	if (lo > lo_max ||
+	    !user_access_begin((void __user *)lo, TASK_SIZE_MAX - lo))
+		return UNWIND_USER_UNKNOWN;
+	/*
+	 * Every frame lies above the one before (which ends loops), and
+	 * the frames share lo_off: each frame's words lie above the first
+	 * one's, at @lo, so in the window. A frame pointer of 0 fails that
+	 * test after the first frame.
+	 */
+	while (nr < max) {
+		cfa = (cfa_fp ? fp : sp) + cfa_off;
+		if (cfa & 7 ||
+		    (record ? cfa <= last || (above_sp && cfa + fp_off < sp) :
+			      cfa <= sp) ||
+		    cfa + lo_off > lo_max)
 			break;
-		unsafe_get_user(ra, (u64 __user *)(cfa + q.ra_off), out);
+		unsafe_get_user(ra, (u64 __user *)(cfa + ra_off), out);
 		next = fp;
-		if (q.fp_saved)
-			unsafe_get_user(next, (u64 __user *)(cfa + q.fp_off), out);
+		if (fp_saved)
+			unsafe_get_user(next, (u64 __user *)(cfa + fp_off), out);
+		if (record)
+			last = cfa;
 		ip = ra;
 		sp = cfa;
 		fp = next;
 		if (!ra) {
-			ended = true;
+			step = UNWIND_USER_END;
 			break;
 		}
 		trace->entries[nr++] = ra;
+		if (ra - 1 - pc_start >= pc_len) {
+			step = UNWIND_USER_NEXT;
+			break;
+		}
 	}
-	/* Each return address that met the loop's test was pc + 1. */
-	if (ip - 1 == pc)
-		in_text = nr;
 out:
 	user_access_end();
-	if (*known == trace->nr - 1 && unwind_user_known_text(state, pc + 1))
-		*known = in_text;
+	/* All but a last entry out of the range are in it. */
+	if (*known == trace->nr && frame->known_text)
+		*known = step == UNWIND_USER_NEXT ? nr - 1 : nr;
+	if (frame->sets_floor && nr > trace->nr)
+		state->above_sp = true;
+	state->last_record = last;
 	state->ip = ip;
 	state->sp = sp;
 	state->fp = fp;
 	trace->nr = nr;
-	return ended;
+	return step;
+}
+
+/* Is @frame a 64-bit frame-pointer record, { caller's FP, RA } at FP? */
+static bool unwind_user_record64(const struct unwind_user_frame *frame)
+{
+	return frame->records && frame->cfa.rule == UNWIND_USER_RULE_FP &&
+	       frame->cfa.off == 16 && frame->ra.off == -8 &&
+	       frame->fp.off == -16;
+}
+
+/*
+ * Describe the frame at state->ip, asking each format in turn. Return:
+ * what the first format that knows the IP said; on UNWIND_USER_FRAME,
+ * *@frame points to the description.
+ */
+static enum unwind_user_step
+unwind_user_find(struct unwind_user_state *state, bool topmost,
+		 const struct unwind_user_frame **frame)
+{
+	enum unwind_user_step found = UNWIND_USER_STOP;
+	unsigned int i;
+
+	/* What formats that have nothing for the IP may narrow. */
+	state->frame.pc_start = 0;
+	state->frame.pc_end = ULONG_MAX;
+	state->frame.known_text = false;
+	for (i = 0; i < ARRAY_SIZE(unwind_user_formats); i++) {
+		found = unwind_user_formats[i](state, topmost, frame);
+		if (found != UNWIND_USER_UNKNOWN)
+			break;
+	}
+	return found == UNWIND_USER_UNKNOWN ? UNWIND_USER_STOP : found;
 }
 
 /**
@@ -474,10 +390,9 @@ out:
  * @trace:	receives the stack; @trace->entries holds @max entries
  * @max:	most entries to store
  *
- * Each frame is stepped by its SFrame row where a table covers its IP,
- * else by frame pointers. If @state->guess is set and the walk stops
- * before the stack's end, the stack above is scanned for return addresses
- * (unwind_user_guess()), counted in @trace->guessed.
+ * If @state->guess is set and the walk stops before the stack's end, the
+ * stack above is scanned for return addresses (unwind_user_guess()),
+ * counted in @trace->guessed.
  *
  * Context: Task context, page faults allowed.
  * Return: the number of entries stored (also in @trace->nr).
@@ -485,12 +400,12 @@ out:
 int unwind_user_walk(struct unwind_user_state *state,
 		     struct unwind_stacktrace *trace, unsigned int max)
 {
-	bool topmost = true, by_sframe = false, ended = false, untabled;
-	unsigned long last_fp = 0;
-	unsigned int walked, before;
-	/* Entries before this are in the registry's text (entry 0: the IP). */
+	const struct unwind_user_frame *frame;
+	enum unwind_user_step step = UNWIND_USER_STOP;
+	bool topmost = true;
+	unsigned int walked;
+	/* Entries before this are in known text (entry 0: the IP). */
 	unsigned int known = 1;
-	int ret;
 
 	might_fault();
 	trace->nr = 0;
@@ -499,70 +414,51 @@ int unwind_user_walk(struct unwind_user_state *state,
 		return 0;
 	trace->entries[trace->nr++] = unwind_user_addr(state, state->ip_base,
 						       state->ip);
+	/* What one walk learns; a state may be walked again. */
+	state->last_record = 0;
+	state->above_sp = false;
 	state->sframe_rows_read = 0;
-	state->sframe_rows_limit = SFRAME_WALK_ROWS_BASE +
-				   SFRAME_WALK_ROWS_PER_FRAME;
 
 	while (trace->nr < max) {
-		untabled = unwind_user_untabled(state, topmost);
-		if (!topmost && known == trace->nr - 1 &&
-		    unwind_user_known_text(state, state->ip))
+		state->frames = trace->nr;
+		step = unwind_user_find(state, topmost, &frame);
+		if (step == UNWIND_USER_FRAME && frame->outermost)
+			step = UNWIND_USER_END;
+		if (step != UNWIND_USER_FRAME)
+			break;
+		/* The frame's own IP, a return address, in known text? */
+		if (!topmost && known == trace->nr - 1 && frame->known_text &&
+		    unwind_user_in_range(frame, state->ip - 1))
 			known = trace->nr;
-		if (untabled) {
-			ret = -ENOENT;
-		} else if (unwind_user_sframe_cached(state, topmost) ||
-			   unwind_user_sframe_kept(state, topmost)) {
-			ret = unwind_user_sframe_quick(state);
-		} else {
-			/* The rows a table lookup may still read (sframe.h). */
-			state->sframe_rows_limit = SFRAME_WALK_ROWS_BASE +
-				SFRAME_WALK_ROWS_PER_FRAME * trace->nr;
-			ret = unwind_sframe_step(state, topmost);
-		}
-		if (ret == UNWIND_SFRAME_QUICK)
-			ret = unwind_user_sframe_quick(state);
-		if (!ret)
-			by_sframe = true;
-		if (ret == -ENOENT && topmost)
-			ret = unwind_user_first_frame(state);
-		if (ret == -ENOENT) {
-			/*
-			 * By frame pointers: the run takes this frame and the
-			 * ones after it in one window; the single step only
-			 * what the run leaves (guessing, compat, a bad record),
-			 * and ends the walk there as it should.
-			 */
-			before = trace->nr;
-			if (unwind_user_fp_run(state, trace, max, &last_fp,
-					       by_sframe, &known)) {
-				ended = true;
-				break;
-			}
-			if (trace->nr > before) {
-				topmost = false;
-				continue;
-			}
-			ret = unwind_user_fp_step(state, &last_fp, by_sframe);
-		}
-		/* A return address of 0, or a table's outermost row. */
-		if (ret == 1 || (!ret && !state->ip)) {
-			ended = true;
-			break;
-		}
-		if (ret)
-			break;
 		topmost = false;
-		trace->entries[trace->nr++] = unwind_user_addr(state,
-							       state->ip_base,
-							       state->ip);
-		if (unwind_user_sframe_cached(state, false) &&
-		    unwind_user_sframe_run(state, trace, max, &known)) {
-			ended = true;
-			break;
+		step = UNWIND_USER_UNKNOWN;
+		if (state->ws == 8 && frame->simple && !frame->check_ra) {
+			if (unwind_user_record64(frame))
+				step = unwind_user_run(state, frame, trace, max,
+						       &known, true);
+			else if (!frame->records)
+				step = unwind_user_run(state, frame, trace, max,
+						       &known, false);
 		}
+		if (step == UNWIND_USER_NEXT)
+			continue;
+		if (step != UNWIND_USER_UNKNOWN)
+			break;
+		/* One word at a time: compat, rare rules, or guessing. */
+		do {
+			step = unwind_user_step(state, frame);
+			if (step != UNWIND_USER_NEXT)
+				break;
+			trace->entries[trace->nr++] =
+				unwind_user_addr(state, state->ip_base,
+						 state->ip);
+		} while (trace->nr < max &&
+			 unwind_user_in_range(frame, state->ip - 1));
+		if (step != UNWIND_USER_NEXT)
+			break;
 	}
 	/* Stopped early, not at the stack's end: guess on, if asked to. */
-	if (state->guess && !ended && trace->nr < max)
+	if (state->guess && step != UNWIND_USER_END && trace->nr < max)
 		unwind_user_guess(state, trace, max);
 	walked = trace->nr - trace->guessed;
 	unwind_user_check_text(trace, known);

@@ -178,13 +178,13 @@ static void sfk_expect_row(struct kunit *test, struct sfk_env *env,
 	KUNIT_ASSERT_EQ_MSG(test, sframe_find_row(sec, env->text + off, &row),
 			    0, "at %#lx", off);
 	KUNIT_EXPECT_EQ(test, row.cfa.rule,
-			fp_based ? SFRAME_RULE_FP : SFRAME_RULE_SP);
+			fp_based ? UNWIND_USER_RULE_FP : UNWIND_USER_RULE_SP);
 	KUNIT_EXPECT_EQ(test, row.cfa.off, cfa);
 	KUNIT_EXPECT_FALSE(test, row.cfa.deref);
-	KUNIT_EXPECT_EQ(test, row.ra.rule, SFRAME_RULE_CFA);
+	KUNIT_EXPECT_EQ(test, row.ra.rule, UNWIND_USER_RULE_CFA);
 	KUNIT_EXPECT_EQ(test, row.ra.off, -8);
 	KUNIT_EXPECT_TRUE(test, row.ra.deref);
-	KUNIT_EXPECT_EQ(test, row.fp.rule, fp ? SFRAME_RULE_CFA : SFRAME_RULE_SAME);
+	KUNIT_EXPECT_EQ(test, row.fp.rule, fp ? UNWIND_USER_RULE_CFA : UNWIND_USER_RULE_SAME);
 	if (fp)
 		KUNIT_EXPECT_EQ(test, row.fp.off, fp);
 }
@@ -386,10 +386,10 @@ static void sframe_v3_flex(struct kunit *test)
 	sfk_put(test, env);
 	KUNIT_ASSERT_EQ(test, sfk_init(env, &sec), 0);
 	KUNIT_ASSERT_EQ(test, sframe_find_row(&sec, env->text + 0x100, &row), 0);
-	KUNIT_EXPECT_EQ(test, row.cfa.rule, SFRAME_RULE_FP);
+	KUNIT_EXPECT_EQ(test, row.cfa.rule, UNWIND_USER_RULE_FP);
 	KUNIT_EXPECT_TRUE(test, row.cfa.deref);
 	KUNIT_EXPECT_EQ(test, row.cfa.off, -8);
-	KUNIT_EXPECT_EQ(test, row.ra.rule, SFRAME_RULE_CFA);
+	KUNIT_EXPECT_EQ(test, row.ra.rule, UNWIND_USER_RULE_CFA);
 	KUNIT_EXPECT_EQ(test, row.fp.off, -16);
 
 	/* RA padding, then FP: five words. */
@@ -488,7 +488,7 @@ static const struct sfk_func sfk_funcs_abc[] = {
 /*
  * Walk a crafted recursion of B (CFA = SP + 24, FP untouched): B+0x208
  * -> B+0x20c three times -> @last. The first frames find their rows by
- * lookup, the later ones step by the row the walk holds (its quick form).
+ * lookup, the later ones step by the row the walk holds, in one window.
  * The frame pointer is @fp all along, with a record { 0, @fp_ra } there.
  */
 static void sfk_walk_recursion(struct kunit *test, struct sfk_env *env,
@@ -577,7 +577,7 @@ static void sframe_row_copies(struct kunit *test)
 {
 	struct sfk_env *env = sfk_env(test, 2);
 	unsigned long pc = env->text + 0x105;
-	const struct unwind_sframe_quick quick = { .ok = true, .span = 8 };
+	const struct unwind_user_frame frame = { .simple = true, .span = 8 };
 	const struct sframe_row_copy *copy;
 	struct unwind_sframe_sec sec, none;
 	struct unwind_sframe_row row;
@@ -588,11 +588,11 @@ static void sframe_row_copies(struct kunit *test)
 	/* A lookup (a miss here) sets up the task's copies. */
 	KUNIT_EXPECT_EQ(test, sframe_lookup(pc, &none, false), -ENOENT);
 
-	sframe_row_keep(&sec, pc, &row, &quick);
+	sframe_row_keep(&sec, pc, &row, &frame);
 	copy = sframe_row_find(pc);
 	KUNIT_ASSERT_NOT_NULL(test, copy);
 	KUNIT_EXPECT_EQ(test, memcmp(&copy->row, &row, sizeof(row)), 0);
-	KUNIT_EXPECT_EQ(test, memcmp(&copy->quick, &quick, sizeof(quick)), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(&copy->frame, &frame, sizeof(frame)), 0);
 	KUNIT_EXPECT_NULL(test, sframe_row_find(pc + 1));
 	KUNIT_EXPECT_NULL(test, sframe_row_find(0));
 
@@ -607,10 +607,10 @@ static void sframe_row_copies(struct kunit *test)
 	/* Kept again under the new generation, but not a prctl table's. */
 	KUNIT_EXPECT_EQ(test, sframe_lookup(pc, &none, false), -ENOENT);
 	sec.registered = true;
-	sframe_row_keep(&sec, pc, &row, &quick);
+	sframe_row_keep(&sec, pc, &row, &frame);
 	KUNIT_EXPECT_NULL(test, sframe_row_find(pc));
 	sec.registered = false;
-	sframe_row_keep(&sec, pc, &row, &quick);
+	sframe_row_keep(&sec, pc, &row, &frame);
 	KUNIT_EXPECT_NOT_NULL(test, sframe_row_find(pc));
 }
 

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Formats of unwinding data, as the user stack walk (user.c) asks them.
+ *
+ * A format answers one question: what is the frame at this IP? It
+ * answers with a frame description (struct unwind_user_frame), which the
+ * walk steps the same way for every format, or says that the stack ends
+ * there, that its data for the IP is bad, or that it has none. The walk
+ * asks the formats in the order of unwind_user_formats[] (user.c) and
+ * takes the first answer that is not UNWIND_USER_UNKNOWN.
+ *
+ * Adding a format: its own file with its *_frame() function, declared
+ * here, and one entry in that table.
+ */
+#ifndef _KERNEL_UNWIND_FORMAT_H
+#define _KERNEL_UNWIND_FORMAT_H
+
+#include <linux/unwind_user_types.h>
+
+/**
+ * enum unwind_user_step - a format's answer, or how a step went
+ * @UNWIND_USER_FRAME:	the format filled in the frame's description
+ * @UNWIND_USER_NEXT:	a step: the state is now the caller's
+ * @UNWIND_USER_END:	the stack ends at this frame (an outermost frame,
+ *			or a return address of 0)
+ * @UNWIND_USER_STOP:	the data or the stack is bad, or the walk spent its
+ *			budget: the walk ends with the frames found so far
+ * @UNWIND_USER_UNKNOWN: the format has nothing for the IP: ask the next.
+ *			It may narrow the description's range to the text
+ *			it knows has nothing, for the formats after it.
+ */
+enum unwind_user_step {
+	UNWIND_USER_FRAME,
+	UNWIND_USER_NEXT,
+	UNWIND_USER_END,
+	UNWIND_USER_STOP,
+	UNWIND_USER_UNKNOWN,
+};
+
+/* Fill in a description's simple form (user.c). */
+void unwind_user_frame_prepare(struct unwind_user_frame *frame);
+
+/*
+ * Each format implements one function of this form (the type of
+ * unwind_user_formats[] in user.c): describe the frame at state->ip (the
+ * interrupted IP if @topmost, else a return address) and point *@frame
+ * at the description. state->frame is the walk's own, whose range the
+ * walk set to all of user space and earlier formats may have narrowed: a
+ * format fills that in, or points at a description it keeps (a row it
+ * holds), which stays valid until the walk asks the formats again.
+ * Task context, page faults allowed.
+ */
+
+/* Frame pointers (fp.c): every frame of code that keeps them. */
+enum unwind_user_step unwind_fp_frame(struct unwind_user_state *state,
+				      bool topmost,
+				      const struct unwind_user_frame **frame);
+
+/* SFrame tables (sframe_frame.h): code that has them, 64-bit tasks. */
+#ifdef CONFIG_UNWIND_USER_SFRAME
+#include "sframe_frame.h"
+#else
+static inline enum unwind_user_step
+unwind_sframe_frame(struct unwind_user_state *state, bool topmost,
+		    const struct unwind_user_frame **frame)
+{
+	return UNWIND_USER_UNKNOWN;
+}
+#endif
+
+#endif /* _KERNEL_UNWIND_FORMAT_H */

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The SFrame format of user stack unwinding: the frame at an IP, as the
+ * row of the IP's SFrame table gives it, for 64-bit tasks. The walk
+ * (user.c) asks this format first at every frame (format.h), and frame
+ * pointers (fp.c) where it has nothing.
+ *
+ * The section and row of the last lookup are held in the walk's state,
+ * and the task keeps copies of the lookups of its earlier walks
+ * (sframe_cache.c): the frames of one object look its section up once,
+ * the frames of a recursion share one row, and a stack walked before
+ * costs about what frame pointers cost. That common answer is inline
+ * here, as the walk asks at every frame and a call per frame shows in a
+ * deep walk; table lookups are in sframe_walk.c.
+ *
+ * Task context, page faults allowed: tables and stack are user memory.
+ */
+#ifndef _KERNEL_UNWIND_SFRAME_FRAME_H
+#define _KERNEL_UNWIND_SFRAME_FRAME_H
+
+#include <linux/unwind_user_types.h>
+#include "sframe.h"
+
+/* Does the text of the section the walk holds contain @pc? */
+static __always_inline bool
+sframe_in_sec(const struct unwind_user_state *state, unsigned long pc)
+{
+	const struct unwind_sframe_sec *sec = &state->sframe_sec;
+
+	return pc - sec->text_start < sec->text_end - sec->text_start;
+}
+
+/*
+ * Is the held section's text some the registry found itself (an
+ * executable file mapping, see unwind_sframe_known_text())? Then the
+ * return addresses the walk stores in it need no check after the walk,
+ * which in a deep walk is most of that check's cost.
+ */
+static __always_inline bool
+sframe_sec_known(const struct unwind_user_state *state)
+{
+	const struct unwind_sframe_sec *sec = &state->sframe_sec;
+
+	return !sec->registered && sec->text_end > sec->text_start;
+}
+
+int sframe_walk_lookup(struct unwind_user_state *state, unsigned long pc,
+		       bool discover);
+
+/*
+ * Make state->sframe_held the description of the row for @pc. The frames
+ * of a recursion share the row of their return address, and the first
+ * frame's check of its caller (unwind_sframe_covers()) finds the row the
+ * next step uses. Inline: the walk asks at every frame in text with a
+ * table, and the row the task kept from an earlier walk (sframe_cache.c)
+ * is the common answer, used where it is kept. A lookup, which may
+ * replace kept rows, always holds its own copy.
+ */
+static __always_inline int sframe_walk_row(struct unwind_user_state *state,
+					   unsigned long pc, bool discover)
+{
+	const struct sframe_row_copy *copy;
+
+	if (pc && pc == state->sframe_pc)
+		return 0;
+	state->sframe_pc = 0;
+	if (sframe_in_sec(state, pc) && state->sframe_sec.sframe) {
+		/* The task's walks meet the same call sites again and again. */
+		copy = sframe_row_find(pc);
+		if (copy) {
+			state->sframe_held = &copy->frame;
+			state->sframe_pc = pc;
+			return 0;
+		}
+	}
+	return sframe_walk_lookup(state, pc, discover);
+}
+
+/**
+ * unwind_sframe_frame - the frame at an IP, by its SFrame row
+ * @state:	the walk, at the frame
+ * @topmost:	the frame is the interrupted one, not at a return address
+ * @framep:	set to the held row's description, for this IP only
+ *
+ * Where no table covers the IP, says so and narrows the range of the
+ * walk's description (state->frame) to the text it knows has no table
+ * (the whole object, if it has none), so that the frame-pointer steps
+ * after it run through that text at once.
+ *
+ * Context: Task context, page faults allowed.
+ * Return: UNWIND_USER_FRAME (an outermost row's description says so);
+ * UNWIND_USER_UNKNOWN if no table covers the IP; UNWIND_USER_STOP at a
+ * signal trampoline's row (not a call frame), if the table is bad, or if
+ * the walk has read its budget of rows.
+ */
+static __always_inline enum unwind_user_step
+unwind_sframe_frame(struct unwind_user_state *state, bool topmost,
+		    const struct unwind_user_frame **framep)
+{
+	/* A return address may be past the end of a function that calls. */
+	unsigned long pc = topmost ? state->ip : state->ip - 1;
+	const struct unwind_sframe_sec *sec = &state->sframe_sec;
+	struct unwind_user_frame *frame;
+	int ret;
+
+	if (state->ws != 8)
+		return UNWIND_USER_UNKNOWN;
+	ret = sframe_walk_row(state, pc, true);
+	if (ret == -ENOENT) {
+		frame = &state->frame;
+		if (sframe_in_sec(state, pc) && !sec->sframe) {
+			/* An object without a table: all its text. */
+			frame->pc_start = sec->text_start;
+			frame->pc_end = sec->text_end;
+			frame->known_text = sframe_sec_known(state);
+		} else {
+			/* Code its table does not cover: this frame only. */
+			frame->pc_start = pc;
+			frame->pc_end = pc;
+		}
+		return UNWIND_USER_UNKNOWN;
+	}
+	/* Signal frames are not call frames: stop with what was found. */
+	if (ret)
+		return UNWIND_USER_STOP;
+	*framep = state->sframe_held;
+	return UNWIND_USER_FRAME;
+}
+
+#endif /* _KERNEL_UNWIND_SFRAME_FRAME_H */
