@@ -41,10 +41,6 @@
 #define UNWIND_ALREADY_QUEUED_RET	1
 #define UNWIND_ALREADY_DONE_RET		2
 
-#ifndef PERF_CONTEXT_USER_DEFERRED
-#define PERF_CONTEXT_USER_DEFERRED	((__u64)-640)
-#endif
-
 /* What the ring buffer brought, in order. */
 static struct {
 	int			nreq, nstack, nwalked, nreport;
@@ -259,14 +255,6 @@ TEST_F(bpf_defer, kprobe)
 	EXPECT_EQ(20, got.nstack);
 	EXPECT_EQ(20, self->c.skel->bss->walks);
 }
-
-#ifndef PR_UNWIND_SIGNAL
-#define PR_UNWIND_SIGNAL	0x55535347
-#define PR_UNWIND_REPORT	0x55535250
-#endif
-#ifndef SI_UNWIND
-#define SI_UNWIND		0x5557
-#endif
 
 /* What the "runtime" below reports: opaque values, not code addresses. */
 static const __u64 reported[3] = { 0x11, 0x22, 0x33 };

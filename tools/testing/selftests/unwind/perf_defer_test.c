@@ -24,13 +24,6 @@
 #include "unwind_helpers.h"
 #include "unwind_chain.h"
 
-#ifndef PERF_RECORD_CALLCHAIN_DEFERRED
-#define PERF_RECORD_CALLCHAIN_DEFERRED	22
-#endif
-#ifndef PERF_CONTEXT_USER_DEFERRED
-#define PERF_CONTEXT_USER_DEFERRED	((__u64)-640)
-#endif
-
 #define RING_PAGES	512
 #define MAX_ITEMS	20000
 
@@ -924,10 +917,6 @@ TEST_F(perf_defer, needs_callchain)
 }
 
 #ifdef UNWIND_GUESS_BUILD
-#ifndef PR_SET_USER_STACK_GUESS
-#define PR_SET_USER_STACK_GUESS	0x55534753
-#endif
-
 /* Index of a PERF_CONTEXT_USER in a record's addresses, from @from; or -1. */
 static int user_mark(const struct item *rec, int from)
 {

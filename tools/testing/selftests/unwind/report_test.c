@@ -31,16 +31,6 @@
 #include "unwind_helpers.h"
 #include "../kselftest_harness.h"
 
-#ifndef PR_UNWIND_SIGNAL
-#define PR_UNWIND_SIGNAL		0x55535347
-#define PR_UNWIND_REPORT		0x55535250
-# define PR_UNWIND_REPORT_OPAQUE	1UL
-# define PR_UNWIND_REPORT_MAX		256
-#endif
-#ifndef SI_UNWIND
-#define SI_UNWIND	0x5557
-#endif
-
 #define TRACEFS		"/sys/kernel/tracing"
 #define REPORT_EVENT	TRACEFS "/events/unwind_report/unwind_user_report"
 

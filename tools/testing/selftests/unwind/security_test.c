@@ -25,10 +25,6 @@
 #include "unwind_helpers.h"
 #include "unwind_chain.h"
 
-#ifndef PERF_RECORD_CALLCHAIN_DEFERRED
-#define PERF_RECORD_CALLCHAIN_DEFERRED	22
-#endif
-
 #define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
 #define NOBODY		65534
 /* Lowest kernel address on x86-64 (5-level paging included). */

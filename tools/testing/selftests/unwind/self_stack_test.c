@@ -28,10 +28,6 @@
 #include "unwind_chain.h"
 #include "user_backtrace.h"
 
-#ifndef PR_USER_STACK_READ
-#define PR_USER_STACK_READ	0x55535452
-#endif
-
 #define MAX_ENTRIES	512
 /* A value no walk stores: marks entries the kernel must not write. */
 #define CANARY		0x5a5a5a5a5a5a5a5aULL

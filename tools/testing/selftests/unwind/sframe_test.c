@@ -36,11 +36,6 @@
 #define SF_DL_NAME		SF_DL(SF_VERSION)
 #endif
 
-#ifndef PR_SFRAME_ADD
-#define PR_SFRAME_ADD		0x5346522b
-#define PR_SFRAME_REMOVE	0x5346522d
-#endif
-
 #ifndef PT_GNU_SFRAME
 #define PT_GNU_SFRAME		0x6474e554
 #endif

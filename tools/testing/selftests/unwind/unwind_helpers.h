@@ -15,17 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 
 #define UT_DIR		"/sys/kernel/debug/unwind_test"
 
-/* prctl options of the series, for headers that predate it. */
-#ifndef PR_SFRAME_ADD
-#define PR_SFRAME_ADD		0x5346522b
-#define PR_SFRAME_REMOVE	0x5346522d
-#endif
-#ifndef PR_USER_STACK_READ
-#define PR_USER_STACK_READ	0x55535452
-#endif
+/*
+ * The si_code of the series' report signal (include/uapi/asm-generic/
+ * siginfo.h): the C library's <signal.h> and the kernel's siginfo header
+ * cannot both be included, and the C library does not know it yet.
+ */
+#define SI_UNWIND	0x5557
+
 #define UT_MAX_IPS	512
 #define UT_MAX_EVENTS	300
 

@@ -22,10 +22,6 @@
 
 #include <stdint.h>
 
-#ifndef PR_USER_STACK_READ
-#define PR_USER_STACK_READ	0x55535452	/* "USTR" */
-#endif
-
 /* Most entries the kernel returns (its walk depth). */
 #define USER_BACKTRACE_MAX	512
 
