@@ -9,9 +9,9 @@
  *   defer   ftrace traces the call's entry event with a deferred user
  *           stack (option userstacktrace_delay): a request in the call,
  *           the walk on the way out, the stack written to the ring buffer
- *   signal  the same in a process that opted in (prctl(PR_UNWIND_SIGNAL)):
+ *   signal  the same in a process that opted in (prctl(PR_USER_STACK_SIGNAL)):
  *           plus the signal, a handler that reports 8 interpreted frames
- *           (prctl(PR_UNWIND_REPORT)), and the return from the handler
+ *           (prctl(PR_USER_STACK_REPORT)), and the return from the handler
  *
  * defer - null is what the kernel's deferred walk costs an entry; signal -
  * defer is what the round trip through the runtime adds.
@@ -32,9 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef PR_UNWIND_SIGNAL
-#define PR_UNWIND_SIGNAL	0x55535347	/* "USSG" */
-#define PR_UNWIND_REPORT	0x55535250	/* "USRP" */
+#ifndef PR_USER_STACK_SIGNAL
+#define PR_USER_STACK_SIGNAL	0x55535347	/* "USSG" */
+#define PR_USER_STACK_REPORT	0x55535250	/* "USRP" */
 #endif
 #ifndef SI_UNWIND
 #define SI_UNWIND		0x5557
@@ -58,7 +58,7 @@ static void on_unwind(int sig __attribute__((unused)), siginfo_t *si,
 	if (si->si_code != SI_UNWIND)
 		return;
 	signals++;
-	if (!prctl(PR_UNWIND_REPORT, (unsigned long)si->si_value.sival_ptr,
+	if (!prctl(PR_USER_STACK_REPORT, (unsigned long)si->si_value.sival_ptr,
 		   frames, FRAMES, 0))
 		reports++;
 }
@@ -119,9 +119,9 @@ static void __attribute__((noinline)) run(int depth, int rounds, int iterations)
 		printf("%d defer %.1f\n", r, timed(iterations));
 
 		signals = reports = 0;
-		prctl(PR_UNWIND_SIGNAL, SIGRTMIN + 1, 0, 0, 0);
+		prctl(PR_USER_STACK_SIGNAL, SIGRTMIN + 1, 0, 0, 0);
 		ns = timed(iterations);
-		prctl(PR_UNWIND_SIGNAL, 0, 0, 0, 0);
+		prctl(PR_USER_STACK_SIGNAL, 0, 0, 0, 0);
 		trace(0);
 		printf("%d signal %.1f %lu %lu\n", r, ns, signals, reports);
 	}

@@ -5,10 +5,10 @@
  * Its functions (main, load, parse, read_block, compute, checksum) exist
  * only as bytecode: no walker of the native stack can name them, which
  * shows only the interpreter's C loop. It opts in to self-unwinding by
- * signal (prctl(PR_UNWIND_SIGNAL)): when a profiler's deferred request
+ * signal (prctl(PR_USER_STACK_SIGNAL)): when a profiler's deferred request
  * takes its user stack, the kernel also signals it with the entry's
  * cookie, and its handler reports the interpreted call stack
- * (prctl(PR_UNWIND_REPORT)). The reported addresses are in an executable
+ * (prctl(PR_USER_STACK_REPORT)). The reported addresses are in an executable
  * anonymous mapping that is never run, and /tmp/perf-PID.map names them,
  * as a JIT's are named.
  *
@@ -30,9 +30,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef PR_UNWIND_SIGNAL
-#define PR_UNWIND_SIGNAL	0x55535347	/* "USSG" */
-#define PR_UNWIND_REPORT	0x55535250	/* "USRP" */
+#ifndef PR_USER_STACK_SIGNAL
+#define PR_USER_STACK_SIGNAL	0x55535347	/* "USSG" */
+#define PR_USER_STACK_REPORT	0x55535250	/* "USRP" */
 #endif
 #ifndef SI_UNWIND
 #define SI_UNWIND		0x5557
@@ -147,7 +147,7 @@ static void on_unwind(int sig __attribute__((unused)), siginfo_t *si,
 	for (int i = vm_depth - 1; i >= 0; i--)
 		frames[n++] = vm_text + vm_stack[i].fn * VM_FN_SIZE +
 			      vm_stack[i].pc;
-	if (!prctl(PR_UNWIND_REPORT, (unsigned long)si->si_value.sival_ptr,
+	if (!prctl(PR_USER_STACK_REPORT, (unsigned long)si->si_value.sival_ptr,
 		   frames, n, 0))
 		reports++;
 }
@@ -197,7 +197,7 @@ int main(int argc, char **argv)
 	}
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(sig, &sa, NULL) ||
-	    prctl(PR_UNWIND_SIGNAL, sig, 0, 0, 0))
+	    prctl(PR_USER_STACK_SIGNAL, sig, 0, 0, 0))
 		fprintf(stderr, "minivm: no self-unwinding (%s): native stacks only\n",
 			strerror(errno));
 	end = now() + seconds;

@@ -4,7 +4,7 @@
  *
  * No kernel walker can name the frames of interpreted or JIT-compiled
  * code: they are data of the runtime. A runtime opts in with
- * prctl(PR_UNWIND_SIGNAL, sig) after installing a handler for sig. Then,
+ * prctl(PR_USER_STACK_SIGNAL, sig) after installing a handler for sig. Then,
  * whenever a deferred request for one of its threads is answered (the
  * kernel walk still happens and is delivered to every client as always),
  * the kernel also queues sig to that thread, with si_code SI_UNWIND and
@@ -14,7 +14,7 @@
  * (or its own process) asked. sig is a real-time signal or SIGUSR1/2.
  * The handler, which may take faults and knows the runtime's data
  * structures, reports its frames with
- * prctl(PR_UNWIND_REPORT, cookie, entries, nr, flags), and the report goes
+ * prctl(PR_USER_STACK_REPORT, cookie, entries, nr, flags), and the report goes
  * to the event unwind_report:unwind_user_report (ftrace, perf) and the
  * bare tracepoint unwind_user_report_tp (BPF), for tools to stitch to
  * every sample that carries the cookie.
@@ -171,9 +171,9 @@ static int unwind_report_frames(unsigned long cookie, unsigned long buf,
 	u64 *entries = NULL;
 	unsigned int i;
 
-	if (flags & ~PR_UNWIND_REPORT_OPAQUE || !cookie)
+	if (flags & ~PR_USER_STACK_REPORT_OPAQUE || !cookie)
 		return -EINVAL;
-	if (nr > PR_UNWIND_REPORT_MAX)
+	if (nr > PR_USER_STACK_REPORT_MAX)
 		return -E2BIG;
 	for (i = 0; i < UNWIND_REPORT_WINDOW; i++)
 		if (info->report_cookies[i] == cookie)
@@ -206,11 +206,11 @@ static int unwind_report_frames(unsigned long cookie, unsigned long buf,
 
 /**
  * unwind_report_prctl - opt in to self-unwinding, or report frames
- * @option:	PR_UNWIND_SIGNAL or PR_UNWIND_REPORT
+ * @option:	PR_USER_STACK_SIGNAL or PR_USER_STACK_REPORT
  * @arg2:	SIGNAL: the signal to send, 0 to stop; REPORT: the cookie
  * @arg3:	SIGNAL: 0; REPORT: user address of __u64 entries
- * @arg4:	SIGNAL: 0; REPORT: how many (at most PR_UNWIND_REPORT_MAX)
- * @arg5:	SIGNAL: 0; REPORT: PR_UNWIND_REPORT_* flags
+ * @arg4:	SIGNAL: 0; REPORT: how many (at most PR_USER_STACK_REPORT_MAX)
+ * @arg5:	SIGNAL: 0; REPORT: PR_USER_STACK_REPORT_* flags
  *
  * Context: Task context (the prctl() system call).
  * Return: 0; -EINVAL for a bad argument, a signal without a handler
@@ -222,9 +222,9 @@ int unwind_report_prctl(int option, unsigned long arg2, unsigned long arg3,
 			unsigned long arg4, unsigned long arg5)
 {
 	switch (option) {
-	case PR_UNWIND_SIGNAL:
+	case PR_USER_STACK_SIGNAL:
 		return unwind_report_set_signal(arg2, arg3, arg4, arg5);
-	case PR_UNWIND_REPORT:
+	case PR_USER_STACK_REPORT:
 		return unwind_report_frames(arg2, arg3, arg4, arg5);
 	}
 	return -EINVAL;

@@ -12,9 +12,9 @@
 /*
  * unwind_user_report - a runtime reported its own frames for a cookie
  * @cookie:	the kernel entry they belong to (the signal's si_value)
- * @flags:	PR_UNWIND_REPORT_* flags of the report
+ * @flags:	PR_USER_STACK_REPORT_* flags of the report
  * @entries:	the frames, innermost first: IPs, or the runtime's own
- *		values with PR_UNWIND_REPORT_OPAQUE
+ *		values with PR_USER_STACK_REPORT_OPAQUE
  * @nr:		how many
  *
  * Fired in the reporting task's context (the prctl). Tools stitch the
@@ -34,7 +34,7 @@ TRACE_EVENT(unwind_user_report,
 			   memcpy(__get_dynamic_array(entries), entries,
 				  nr * sizeof(u64));),
 	    TP_printk("cookie=%#llx %s nr=%u entries=%s", __entry->cookie,
-		      __entry->flags & PR_UNWIND_REPORT_OPAQUE ? "opaque" : "ips",
+		      __entry->flags & PR_USER_STACK_REPORT_OPAQUE ? "opaque" : "ips",
 		      __entry->nr,
 		      __print_array(__get_dynamic_array(entries), __entry->nr,
 				    sizeof(u64)))
@@ -45,7 +45,7 @@ TRACE_EVENT(unwind_user_report,
  * @cookie:	the kernel entry the frames belong to
  * @trace:	the reported entries, innermost first, as native stacks
  *		come in unwind_user_stack_tp; valid during the call only
- * @flags:	PR_UNWIND_REPORT_* flags of the report
+ * @flags:	PR_USER_STACK_REPORT_* flags of the report
  *
  * A bare tracepoint (tp_btf, raw_tp): BPF programs get reports the way
  * they get native stacks, told apart by the tracepoint and marked by

@@ -262,7 +262,7 @@ static const __u64 reported[3] = { 0x11, 0x22, 0x33 };
 static void report_frames(int sig, siginfo_t *si, void *uc)
 {
 	if (si->si_code == SI_UNWIND)
-		prctl(PR_UNWIND_REPORT, (unsigned long)si->si_value.sival_ptr,
+		prctl(PR_USER_STACK_REPORT, (unsigned long)si->si_value.sival_ptr,
 		      reported, 3, 1);
 }
 
@@ -283,10 +283,10 @@ TEST_F(bpf_defer, reported_frames)
 	start(_metadata, &self->c);
 	sigemptyset(&sa.sa_mask);
 	ASSERT_EQ(0, sigaction(sig, &sa, NULL));
-	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, sig, 0, 0, 0));
+	ASSERT_EQ(0, prctl(PR_USER_STACK_SIGNAL, sig, 0, 0, 0));
 	for (int i = 0; i < 5; i++)
 		chain_run(UT_SYS_GETPPID, 0, 0, 0);
-	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, 0, 0, 0, 0));
+	ASSERT_EQ(0, prctl(PR_USER_STACK_SIGNAL, 0, 0, 0, 0));
 	EXPECT_EQ(5, check_answers(_metadata, &self->c));
 	ASSERT_EQ(5, got.nreport);
 	for (int i = 0; i < got.nreport; i++) {

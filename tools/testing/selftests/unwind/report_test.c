@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Self-unwinding by signal (prctl(PR_UNWIND_SIGNAL), PR_UNWIND_REPORT).
+ * Self-unwinding by signal (prctl(PR_USER_STACK_SIGNAL), PR_USER_STACK_REPORT).
  *
  * A small bytecode interpreter, written for the test, runs functions that
  * exist only as bytecode: no kernel walker can name them. Its system calls
@@ -153,7 +153,7 @@ static void on_unwind(int sig, siginfo_t *si, void *uc)
 	seen.cookie[i] = (uint64_t)(uintptr_t)si->si_value.sival_ptr;
 	seen.nr[i] = vm_frames(seen.frames[i]);
 	if (seen.mode == REPORT)
-		seen.ret[i] = prctl(PR_UNWIND_REPORT, seen.cookie[i],
+		seen.ret[i] = prctl(PR_USER_STACK_REPORT, seen.cookie[i],
 				    seen.frames[i], seen.nr[i], 0) ? -errno : 0;
 }
 
@@ -268,7 +268,7 @@ static int callbacks_with_cookie(struct ut_log *log, uint64_t cookie)
 static long report(uint64_t cookie, const void *buf, unsigned long nr,
 		   unsigned long flags)
 {
-	return prctl(PR_UNWIND_REPORT, cookie, buf, nr, flags) ? -errno : 0;
+	return prctl(PR_USER_STACK_REPORT, cookie, buf, nr, flags) ? -errno : 0;
 }
 
 TEST(opt_in)
@@ -277,12 +277,12 @@ TEST(opt_in)
 
 	signal(sig, SIG_DFL);
 	/* The handler comes first. */
-	ASSERT_EQ(-1, prctl(PR_UNWIND_SIGNAL, sig, 0, 0, 0));
+	ASSERT_EQ(-1, prctl(PR_USER_STACK_SIGNAL, sig, 0, 0, 0));
 	ASSERT_EQ(EINVAL, errno);
 	ASSERT_EQ(0, install(sig));
-	ASSERT_EQ(-1, prctl(PR_UNWIND_SIGNAL, SIGKILL, 0, 0, 0));
+	ASSERT_EQ(-1, prctl(PR_USER_STACK_SIGNAL, SIGKILL, 0, 0, 0));
 	ASSERT_EQ(EINVAL, errno);
-	ASSERT_EQ(-1, prctl(PR_UNWIND_SIGNAL, 65, 0, 0, 0));
+	ASSERT_EQ(-1, prctl(PR_USER_STACK_SIGNAL, 65, 0, 0, 0));
 	ASSERT_EQ(EINVAL, errno);
 	/* Signals with a meaning of their own, handled or not. */
 	for (int i = 0; i < 6; i++) {
@@ -292,17 +292,17 @@ TEST(opt_in)
 
 		ASSERT_EQ(0, install(special[i]));
 		errno = 0;
-		EXPECT_EQ(-1, prctl(PR_UNWIND_SIGNAL, special[i], 0, 0, 0));
+		EXPECT_EQ(-1, prctl(PR_USER_STACK_SIGNAL, special[i], 0, 0, 0));
 		EXPECT_EQ(EINVAL, errno);
 		signal(special[i], SIG_DFL);
 	}
 	ASSERT_EQ(0, install(SIGUSR2));
-	EXPECT_EQ(0, prctl(PR_UNWIND_SIGNAL, SIGUSR2, 0, 0, 0));
+	EXPECT_EQ(0, prctl(PR_USER_STACK_SIGNAL, SIGUSR2, 0, 0, 0));
 	signal(SIGUSR2, SIG_DFL);
-	ASSERT_EQ(-1, prctl(PR_UNWIND_SIGNAL, sig, 1, 0, 0));
+	ASSERT_EQ(-1, prctl(PR_USER_STACK_SIGNAL, sig, 1, 0, 0));
 	ASSERT_EQ(EINVAL, errno);
-	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, sig, 0, 0, 0));
-	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, 0, 0, 0, 0));
+	ASSERT_EQ(0, prctl(PR_USER_STACK_SIGNAL, sig, 0, 0, 0));
+	ASSERT_EQ(0, prctl(PR_USER_STACK_SIGNAL, 0, 0, 0, 0));
 	/* Nothing was signalled, so nothing can be reported. */
 	ASSERT_EQ(-ENOENT, report(0x1234, NULL, 0, 0));
 }
@@ -350,11 +350,11 @@ TEST(interpreted_frames)
 	ASSERT_EQ(0, trace_setup());
 	vm_setup(REPORT);
 	ASSERT_EQ(0, install(sig));
-	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, sig, 0, 0, 0));
+	ASSERT_EQ(0, prctl(PR_USER_STACK_SIGNAL, sig, 0, 0, 0));
 	ut_drain();
 	for (int i = 0; i < runs; i++)
 		vm_run(0);
-	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, 0, 0, 0, 0));
+	ASSERT_EQ(0, prctl(PR_USER_STACK_SIGNAL, 0, 0, 0, 0));
 	ASSERT_EQ(0, ut_read_events(&log));
 	nreports = trace_reports(reps, 64);
 	trace_stop();
@@ -406,10 +406,10 @@ TEST(report_entry_quiet)
 	ASSERT_EQ(0, ut_write(TRACEFS "/options/userstacktrace_delay", "1"));
 	vm_setup(REPORT);
 	ASSERT_EQ(0, install(sig));
-	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, sig, 0, 0, 0));
+	ASSERT_EQ(0, prctl(PR_USER_STACK_SIGNAL, sig, 0, 0, 0));
 	for (int i = 0; i < runs; i++)
 		vm_run(0);
-	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, 0, 0, 0, 0));
+	ASSERT_EQ(0, prctl(PR_USER_STACK_SIGNAL, 0, 0, 0, 0));
 	ut_write(TRACEFS "/options/userstacktrace_delay", "0");
 	nreports = trace_reports(reps, 64);
 	trace_stop();
@@ -429,7 +429,7 @@ static void *report_foreign(void *arg)
 /* Reports for anything but this thread's own recent cookies are refused. */
 TEST(refused_reports)
 {
-	uint64_t frames[PR_UNWIND_REPORT_MAX + 1] = { 0 };
+	uint64_t frames[PR_USER_STACK_REPORT_MAX + 1] = { 0 };
 	int sig = SIGRTMIN + 1;
 	pthread_t t;
 	uint64_t c;
@@ -438,7 +438,7 @@ TEST(refused_reports)
 		SKIP(return, "unwind_test client not loaded");
 	vm_setup(SILENT);
 	ASSERT_EQ(0, install(sig));
-	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, sig, 0, 0, 0));
+	ASSERT_EQ(0, prctl(PR_USER_STACK_SIGNAL, sig, 0, 0, 0));
 	vm_sys();
 	ASSERT_EQ(1, seen.n);
 	c = seen.cookie[0];
@@ -446,7 +446,7 @@ TEST(refused_reports)
 
 	ASSERT_EQ(-ENOENT, report(c + 1, frames, 1, 0));
 	ASSERT_EQ(-EINVAL, report(0, frames, 1, 0));
-	ASSERT_EQ(-E2BIG, report(c, frames, PR_UNWIND_REPORT_MAX + 1, 0));
+	ASSERT_EQ(-E2BIG, report(c, frames, PR_USER_STACK_REPORT_MAX + 1, 0));
 	ASSERT_EQ(-EINVAL, report(c, frames, 1, 2));
 	ASSERT_EQ(-EFAULT, report(c, (void *)8, 1, 0));
 	thread_cookie = c;
@@ -454,8 +454,8 @@ TEST(refused_reports)
 	pthread_join(t, NULL);
 	ASSERT_EQ(-ENOENT, thread_ret);
 	/* Still acceptable after all that, once. */
-	ASSERT_EQ(0, report(c, frames, PR_UNWIND_REPORT_MAX,
-			    PR_UNWIND_REPORT_OPAQUE));
+	ASSERT_EQ(0, report(c, frames, PR_USER_STACK_REPORT_MAX,
+			    PR_USER_STACK_REPORT_OPAQUE));
 	ASSERT_EQ(-ENOENT, report(c, frames, 1, 0));
 
 	/* A cookie older than the window is refused. */
@@ -465,7 +465,7 @@ TEST(refused_reports)
 	}
 	ASSERT_EQ(9, seen.n);
 	ASSERT_EQ(-ENOENT, report(seen.cookie[1], NULL, 0, 0));
-	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, 0, 0, 0, 0));
+	ASSERT_EQ(0, prctl(PR_USER_STACK_SIGNAL, 0, 0, 0, 0));
 }
 
 static long long now_ms(void)
@@ -491,7 +491,7 @@ TEST(never_reports)
 		SKIP(return, "unwind_test client not loaded");
 	vm_setup(SILENT);
 	ASSERT_EQ(0, install(sig));
-	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, sig, 0, 0, 0));
+	ASSERT_EQ(0, prctl(PR_USER_STACK_SIGNAL, sig, 0, 0, 0));
 	ut_drain();
 	start = now_ms();
 	for (int batch = 0; batch < 4; batch++) {
@@ -502,7 +502,7 @@ TEST(never_reports)
 		callbacks += ut_count(&log, getpid(), UT_CB, 'A');
 	}
 	ms = now_ms() - start;
-	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, 0, 0, 0, 0));
+	ASSERT_EQ(0, prctl(PR_USER_STACK_SIGNAL, 0, 0, 0, 0));
 	ASSERT_EQ(requests, callbacks);
 	ASSERT_GE(seen.n, 1);
 	ASSERT_LE(seen.n, 2 + ms / 100);
@@ -520,7 +520,7 @@ TEST(blocked)
 		SKIP(return, "unwind_test client not loaded");
 	vm_setup(REPORT);
 	ASSERT_EQ(0, install(sig));
-	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, sig, 0, 0, 0));
+	ASSERT_EQ(0, prctl(PR_USER_STACK_SIGNAL, sig, 0, 0, 0));
 	sigemptyset(&set);
 	sigaddset(&set, sig);
 	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &set, NULL));
@@ -536,7 +536,7 @@ TEST(blocked)
 	ASSERT_EQ(1, seen.n);
 	/* Its cookie is the first entry's, still in the window. */
 	ASSERT_EQ(0, seen.ret[0]);
-	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, 0, 0, 0, 0));
+	ASSERT_EQ(0, prctl(PR_USER_STACK_SIGNAL, 0, 0, 0, 0));
 }
 
 /* Without a handler any more, nothing is sent: SIGUSR1 would kill. */
@@ -548,14 +548,14 @@ TEST(handler_removed)
 		SKIP(return, "unwind_test client not loaded");
 	vm_setup(REPORT);
 	ASSERT_EQ(0, install(SIGUSR1));
-	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, SIGUSR1, 0, 0, 0));
+	ASSERT_EQ(0, prctl(PR_USER_STACK_SIGNAL, SIGUSR1, 0, 0, 0));
 	signal(SIGUSR1, SIG_DFL);
 	ut_drain();
 	vm_sys();
 	ASSERT_EQ(0, ut_read_events(&log));
 	ASSERT_EQ(1, ut_count(&log, getpid(), UT_CB, 'A'));
 	ASSERT_EQ(0, seen.n);
-	ASSERT_EQ(0, prctl(PR_UNWIND_SIGNAL, 0, 0, 0, 0));
+	ASSERT_EQ(0, prctl(PR_USER_STACK_SIGNAL, 0, 0, 0, 0));
 }
 
 /* A process that did not opt in gets nothing. */
@@ -588,7 +588,7 @@ static void child_faults(void)
 {
 	vm_setup(FAULT);
 	install(SIGRTMIN + 1);
-	prctl(PR_UNWIND_SIGNAL, SIGRTMIN + 1, 0, 0, 0);
+	prctl(PR_USER_STACK_SIGNAL, SIGRTMIN + 1, 0, 0, 0);
 	vm_sys();
 }
 
@@ -609,7 +609,7 @@ static void block_and_request(void)
 	sigset_t set;
 
 	install(SIGRTMIN + 1);
-	prctl(PR_UNWIND_SIGNAL, SIGRTMIN + 1, 0, 0, 0);
+	prctl(PR_USER_STACK_SIGNAL, SIGRTMIN + 1, 0, 0, 0);
 	sigemptyset(&set);
 	sigaddset(&set, SIGRTMIN + 1);
 	sigprocmask(SIG_BLOCK, &set, NULL);
