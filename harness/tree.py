@@ -694,7 +694,9 @@ def series_interfaces(patches, new_files):
                 continue
             if not path or not line.startswith("+"):
                 continue
-            pats = list(KERNEL_NAME)
+            # Kconfig symbols in Kconfig files only: a document's line may
+            # start with "config" too.
+            pats = list(KERNEL_NAME if "Kconfig" in path else KERNEL_NAME[1:])
             if path.startswith("include/uapi/"):
                 pats += UAPI_NAME
             for pat in pats:
