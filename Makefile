@@ -107,15 +107,23 @@ perf-asan: tree
 	@install -m 755 build/perf-asan-obj/perf build/bin/perf-asan
 
 # Host-built programs the guest runs over 9p: the demo and the harness's own
-# smoke tests. Frame pointers everywhere, so user stacks can be walked.
+# smoke tests. Frame pointers everywhere, so user stacks can be walked. They
+# take the series' uapi (prctl options, perf ABI) from the headers of the
+# kernel built here, as the selftests do (KHDR_INCLUDES).
+UAPI := $(KOBJ)/usr/include
+UAPI_CFLAGS := -isystem $(UAPI)
 USER_CFLAGS := -O2 -g -Wall -Wextra -fno-omit-frame-pointer \
-	-mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls
+	-mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls $(UAPI_CFLAGS)
+
+# The kernel's uapi headers alone, without building it.
+$(UAPI)/linux/prctl.h: $(KOBJ)/.fragments.stamp
+	@+$(KMAKE) headers
 
 build/demo/deepstack: demo/deepstack.c
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -o $@ $<
 
-build/demo/minivm: demo/minivm.c
+build/demo/minivm: demo/minivm.c $(UAPI)/linux/prctl.h
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -o $@ $<
 
@@ -171,7 +179,8 @@ BENCH_PROGS := build/bench/micro build/bench/workload \
 	       build/bench/micro-sframe build/bench/workload-sframe \
 	       build/bench/selfstack build/bench/selfstack-sframe \
 	       build/bench/selfstack-noeh build/bench/guess build/bench/selfunwind
-build/bench/micro: bench/micro.c tools/testing/selftests/unwind/unwind_helpers.h
+build/bench/micro: bench/micro.c tools/testing/selftests/unwind/unwind_helpers.h \
+		   $(UAPI)/linux/prctl.h
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -o $@ $<
 build/bench/workload: bench/workload.c
@@ -181,7 +190,8 @@ build/bench/workload: bench/workload.c
 # SFrame tables: the walker's SFrame steps against its frame-pointer ones.
 SFRAME_USER_CFLAGS := $(filter-out -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer,\
 	$(USER_CFLAGS)) -fomit-frame-pointer -Wa,--gsframe
-build/bench/micro-sframe: bench/micro.c tools/testing/selftests/unwind/unwind_helpers.h
+build/bench/micro-sframe: bench/micro.c tools/testing/selftests/unwind/unwind_helpers.h \
+			  $(UAPI)/linux/prctl.h
 	@mkdir -p $(@D)
 	gcc $(SFRAME_USER_CFLAGS) -o $@ $<
 build/bench/workload-sframe: bench/workload.c
@@ -191,7 +201,8 @@ build/bench/workload-sframe: bench/workload.c
 # and libunwind, with frame pointers, without them but with SFrame tables
 # (and .eh_frame, as distributions build), and with SFrame tables only (no
 # .eh_frame, which the DWARF unwinders need).
-SELFSTACK_DEPS := bench/selfstack.c tools/testing/selftests/unwind/user_backtrace.h
+SELFSTACK_DEPS := bench/selfstack.c tools/testing/selftests/unwind/user_backtrace.h \
+		  $(UAPI)/linux/prctl.h
 build/bench/selfstack: $(SELFSTACK_DEPS)
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -o $@ $< -lunwind
@@ -207,13 +218,13 @@ build/bench/selfstack-noeh: $(SELFSTACK_DEPS)
 # way distributions build code: no frame pointers, no SFrame.
 build/bench/guess: bench/guess.c tools/testing/selftests/unwind/unwind_chain.h \
 		   tools/testing/selftests/unwind/unwind_helpers.h \
-		   tools/testing/selftests/unwind/user_backtrace.h
+		   tools/testing/selftests/unwind/user_backtrace.h $(UAPI)/linux/prctl.h
 	@mkdir -p $(@D)
 	gcc -O2 -g -Wall -fomit-frame-pointer -fno-optimize-sibling-calls -fno-inline \
-		-o $@ $<
+		$(UAPI_CFLAGS) -o $@ $<
 
 # Self-unwinding by signal: the signal round trip per kernel entry.
-build/bench/selfunwind: bench/selfunwind.c
+build/bench/selfunwind: bench/selfunwind.c $(UAPI)/linux/prctl.h
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -o $@ $<
 

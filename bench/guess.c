@@ -26,8 +26,7 @@
 #include "../tools/testing/selftests/unwind/unwind_chain.h"
 #include "../tools/testing/selftests/unwind/user_backtrace.h"
 
-#define PR_SET_USER_STACK_GUESS	0x55534753
-#define GUESSED_BIT		0x8000000000000000ULL
+#define GUESSED_BIT		PR_USER_STACK_GUESSED
 #define MAX_FRAMES		USER_BACKTRACE_MAX
 
 static void *truth[MAX_FRAMES];

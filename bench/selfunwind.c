@@ -32,13 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef PR_USER_STACK_SIGNAL
-#define PR_USER_STACK_SIGNAL	0x55535347	/* "USSG" */
-#define PR_USER_STACK_REPORT	0x55535250	/* "USRP" */
-#endif
-#ifndef SI_UNWIND
+/* The kernel's si_code (asm-generic/siginfo.h), which <signal.h> lacks. */
 #define SI_UNWIND		0x5557
-#endif
 
 #define TRACEFS		"/sys/kernel/tracing"
 #define EVENT		TRACEFS "/events/syscalls/sys_enter_getppid"

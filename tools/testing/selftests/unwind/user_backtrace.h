@@ -21,6 +21,7 @@
 #define UNWIND_USER_BACKTRACE_H
 
 #include <stdint.h>
+#include <sys/prctl.h>
 
 /* Most entries the kernel returns (its walk depth). */
 #define USER_BACKTRACE_MAX	512
