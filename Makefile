@@ -48,7 +48,7 @@ ifneq ($(filter-out guest debug kcsan nounwind,$(CONFIG)),)
 $(error CONFIG must be guest, debug, kcsan or nounwind, not '$(CONFIG)')
 endif
 
-.PHONY: help tree refresh kernel perf perf-asan unwindprof demo kselftest test run lint series clean bench \
+.PHONY: help tree refresh kernel perf perf-asan unwindprof demo python kselftest test run lint series clean bench \
 	torture matrix bisect
 
 help:
@@ -131,7 +131,18 @@ build/test-progs/perf_smoke: harness/tests/guest/perf_smoke.c
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -o $@ $<
 
-demo: build/demo/deepstack build/demo/minivm
+demo: build/demo/deepstack build/demo/minivm python
+
+# The CPython extension that reports Python frames (python/unwind_report.c),
+# built against Debian's python3.11 (python3.11-dev), whose private frame
+# layout it reads.
+PY_EXT := build/python/unwind_report$(shell /usr/bin/python3.11-config --extension-suffix 2>/dev/null)
+$(PY_EXT): python/unwind_report.c $(UAPI)/linux/prctl.h
+	@mkdir -p $(@D)
+	gcc -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+		-fPIC -shared -fno-omit-frame-pointer $(UAPI_CFLAGS) \
+		$$(/usr/bin/python3.11-config --includes) -o $@ $<
+python: $(PY_EXT)
 
 # kselftests of the series, installed where the guest finds them.
 KSELFTEST_TARGETS := unwind
@@ -161,7 +172,7 @@ unwindprof: kernel
 build/real/zstd: harness/build-zstd
 	@harness/build-zstd build/real
 
-test: kernel perf perf-asan unwindprof demo kselftest build/test-progs/perf_smoke build/real/zstd
+test: kernel perf perf-asan unwindprof demo python kselftest build/test-progs/perf_smoke build/real/zstd
 	@harness/run-tests
 
 CMD ?= $(TOP)/build/demo/deepstack 3

@@ -555,6 +555,45 @@ def selfunwind_section(raw):
     return "\n".join(o)
 
 
+def python_section(raw):
+    """CPython reports its frames: the share of a file-reading script's
+    kernel samples in read() that carry its Python chain, and the cost,
+    against the same script without the module."""
+    path = os.path.join(raw, "python-report.txt")
+    if not os.path.exists(path):
+        return ""
+    kv, kernel = {}, None
+    for line in open(path):
+        if line.startswith("# kernel samples in read():"):
+            f = line.replace(",", "").split()
+            kernel, right, native = int(f[5]), int(f[15]), int(f[19])
+        if line.startswith("# python-report:"):
+            kv = dict(x.split("=") for x in line.split()[2:])
+    if kernel is None or not kv:
+        return ""
+    rw, r0 = int(kv["reads_with"]), int(kv["reads_without"])
+    return "\n".join([
+        "## CPython reports its frames\n",
+        "Debian's `python3.11` runs a script whose `gamma()` reads /dev/zero "
+        "(256 KiB per `os.read()`) under `beta()`, `alpha()` and the module "
+        "level for 3 s, under `perf record -e cpu-clock -F 2000 -e "
+        "unwind_report:unwind_user_report --call-graph fp,defer`, with and "
+        "without `import unwind_report` (`python/unwind_report.c`, "
+        "`harness/tests/guest/python-report.sh`).\n",
+        "| | with the module | without |",
+        "| --- | --- | --- |",
+        "| kernel samples in read() carrying gamma, beta, alpha, <module>, "
+        "innermost first | %d of %d (%.1f%%) | 0 |"
+        % (right, kernel, 100.0 * right / max(kernel, 1)),
+        "| ... with native frames after them | %d | - |" % native,
+        "| reads in 3 s (throughput) | %d (%.2fx) | %d |"
+        % (rw, rw / max(r0, 1), r0),
+        "| perf.data bytes | %s | %s |" % (kv["bytes_with"], kv["bytes_without"]),
+        "| perf samples (cpu-clock and reports) | %s | %s |"
+        % (kv["samples_with"], kv["samples_without"]),
+        ""])
+
+
 def main(argv):
     raw, results, plot, command = argv[1:5]
     try:
@@ -670,6 +709,7 @@ def main(argv):
     guess_text, guess_targets = guess_section(raw)
     o.append(guess_text)
     o.append(selfunwind_section(raw))
+    o.append(python_section(raw))
 
     n64, i64 = m[(64, "nmi")], m[(64, "irq")]
     flat = med(m[(512, "nmi")]["request"]) / med(m[(8, "nmi")]["request"])
