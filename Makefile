@@ -123,7 +123,7 @@ build/demo/deepstack: demo/deepstack.c
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -o $@ $<
 
-build/demo/minivm: demo/minivm.c $(UAPI)/linux/prctl.h
+build/demo/minivm: demo/minivm.c tools/testing/selftests/unwind/minivm.h $(UAPI)/linux/prctl.h
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -o $@ $<
 

@@ -34,14 +34,9 @@
 #define TRACEFS		"/sys/kernel/tracing"
 #define REPORT_EVENT	TRACEFS "/events/unwind_report/unwind_user_report"
 
-/* The interpreter. */
-enum { OP_CALL, OP_RET, OP_SYS };
+#include "minivm.h"
 
-struct vm_fn {
-	const char		*name;
-	const unsigned char	*code;
-};
-
+/* The interpreter's program. */
 static const unsigned char code_main[] = { OP_CALL, 1, OP_CALL, 3, OP_RET };
 static const unsigned char code_parse[] = { OP_CALL, 2, OP_RET };
 static const unsigned char code_read[] = { OP_SYS, OP_RET };
@@ -55,68 +50,12 @@ static const struct vm_fn vm_fns[] = {
 };
 
 #define VM_FNS		ARRAY_SIZE(vm_fns)
-#define VM_DEPTH	64
-#define VM_FN_SIZE	0x100
 /* Offset from vm_text of function FN at bytecode offset PC. */
 #define FN(fn, pc)	((fn) * VM_FN_SIZE + (pc))
-
-struct vm_frame {
-	int	fn;
-	int	pc;
-};
-
-static struct vm_frame vm_stack[VM_DEPTH];
-/* Changed between calls only, with signal fences: the handler reads it. */
-static int vm_depth;
-/* Where the interpreted functions "are": reserved, never executed. */
-static unsigned long vm_text;
 
 static void vm_sys(void)
 {
 	ut_write(UT_DIR "/request", "task 1 1");
-}
-
-static void vm_run(int fn)
-{
-	int base = vm_depth;
-
-	vm_stack[vm_depth] = (struct vm_frame){ fn, 0 };
-	vm_depth = vm_depth + 1;
-	while (vm_depth > base) {
-		struct vm_frame *f = &vm_stack[vm_depth - 1];
-		unsigned char op = vm_fns[f->fn].code[f->pc++];
-
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		switch (op) {
-		case OP_CALL:
-			vm_stack[vm_depth] = (struct vm_frame){
-				vm_fns[f->fn].code[f->pc++], 0 };
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			vm_depth = vm_depth + 1;
-			break;
-		case OP_RET:
-			vm_depth = vm_depth - 1;
-			break;
-		case OP_SYS:
-			vm_sys();
-			break;
-		}
-	}
-}
-
-/* The address a frame reports: its function's, plus its bytecode offset. */
-static uint64_t vm_frame_addr(const struct vm_frame *f)
-{
-	return vm_text + f->fn * VM_FN_SIZE + f->pc;
-}
-
-static int vm_frames(uint64_t *out)
-{
-	int n = 0;
-
-	for (int i = vm_depth - 1; i >= 0; i--)
-		out[n++] = vm_frame_addr(&vm_stack[i]);
-	return n;
 }
 
 /* What the handler saw and did, for the test to check. */
@@ -168,24 +107,11 @@ static int install(int sig)
 
 static void vm_setup(int mode)
 {
-	char path[64];
-	FILE *map;
-
 	memset(&seen, 0, sizeof(seen));
 	seen.mode = mode;
 	if (!vm_text) {
-		vm_text = (unsigned long)mmap(NULL, VM_FNS * VM_FN_SIZE,
-					      PROT_NONE,
-					      MAP_PRIVATE | MAP_ANONYMOUS,
-					      -1, 0);
-		/* How perf names the interpreted functions. */
-		snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
-		map = fopen(path, "w");
-		for (unsigned int i = 0; map && i < VM_FNS; i++)
-			fprintf(map, "%lx %x vm:%s\n", vm_text + i * VM_FN_SIZE,
-				VM_FN_SIZE, vm_fns[i].name);
-		if (map)
-			fclose(map);
+		vm_load(vm_fns, VM_FNS);
+		vm_map_text();
 	}
 }
 
