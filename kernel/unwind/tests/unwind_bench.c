@@ -41,6 +41,7 @@
 #include <linux/unwind_deferred.h>
 #include <linux/unwind_user.h>
 #include <asm/apic.h>
+#include "unwind_test_ctx.h"
 
 #define BENCH_MAX_SAMPLES	4096
 
@@ -63,14 +64,13 @@ struct bench_sample {
 /*
  * bench_lock serialises writers and readers. The sample being taken is
  * filled by the NMI or hrtimer handler on top of the writer, which waits
- * for it with preemption disabled: bench_done publishes it.
+ * for it with preemption disabled: bench_ctx publishes it.
  */
 static DEFINE_MUTEX(bench_lock);
 static struct bench_sample bench_samples[BENCH_MAX_SAMPLES];
 static unsigned int bench_nr;
 static struct bench_sample *bench_cur;
-static struct task_struct *bench_task;
-static int bench_done;
+static struct unwind_test_ctx bench_ctx;
 
 /*
  * The task between its "nmi-user" and "stop" writes. Only that task's NMIs
@@ -135,16 +135,15 @@ static void bench_measure_remote(struct bench_sample *s, struct pt_regs *regs)
 
 static void bench_remote(void)
 {
-	if (current != READ_ONCE(bench_task) || READ_ONCE(bench_done))
+	if (!unwind_test_ctx_mine(&bench_ctx))
 		return;
 	bench_measure_remote(bench_cur, task_pt_regs(current));
-	/* Pairs with smp_load_acquire() in bench_wait(). */
-	smp_store_release(&bench_done, 1);
+	unwind_test_ctx_done(&bench_ctx);
 }
 
 static int bench_nmi_handler(unsigned int type, struct pt_regs *regs)
 {
-	if (current != READ_ONCE(bench_task) || READ_ONCE(bench_done))
+	if (!unwind_test_ctx_mine(&bench_ctx))
 		return NMI_DONE;
 	bench_remote();
 	return NMI_HANDLED;
@@ -172,26 +171,11 @@ static enum hrtimer_restart bench_hrtimer_fn(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
-static int bench_wait(void)
-{
-	u64 end = ktime_get_ns() + NSEC_PER_SEC;
-
-	/* Pairs with smp_store_release() in bench_remote(). */
-	while (!smp_load_acquire(&bench_done)) {
-		if (ktime_get_ns() > end)
-			return -ETIMEDOUT;
-		cpu_relax();
-	}
-	return 0;
-}
-
 static int bench_measure(struct bench_sample *s, enum bench_mode mode)
 {
 	struct unwind_stacktrace trace = { .entries = bench_walk_buf };
 	struct unwind_user_state state;
-	struct hrtimer timer;
 	u64 t0, t1;
-	int ret = 0;
 
 	s->mode = mode;
 	if (mode == BENCH_WALK) {
@@ -206,26 +190,8 @@ static int bench_measure(struct bench_sample *s, enum bench_mode mode)
 	}
 
 	bench_cur = s;
-	bench_done = 0;
-	WRITE_ONCE(bench_task, current);
-	preempt_disable();
-	if (mode == BENCH_NMI) {
-		apic->send_IPI_self(NMI_VECTOR);
-	} else {
-		hrtimer_init_on_stack(&timer, CLOCK_MONOTONIC,
-				      HRTIMER_MODE_REL_PINNED_HARD);
-		timer.function = bench_hrtimer_fn;
-		hrtimer_start(&timer, ns_to_ktime(1000),
-			      HRTIMER_MODE_REL_PINNED_HARD);
-	}
-	ret = bench_wait();
-	if (mode == BENCH_IRQ) {
-		hrtimer_cancel(&timer);
-		destroy_hrtimer_on_stack(&timer);
-	}
-	WRITE_ONCE(bench_task, NULL);
-	preempt_enable();
-	return ret;
+	return unwind_test_ctx_run(&bench_ctx, mode == BENCH_NMI,
+				   bench_hrtimer_fn);
 }
 
 static ssize_t bench_write(struct file *file, const char __user *ubuf,

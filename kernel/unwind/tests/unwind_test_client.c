@@ -59,6 +59,7 @@
 #include <linux/nmi.h>
 #include <asm/apic.h>
 #endif
+#include "unwind_test_ctx.h"
 
 #define UT_EVENTS	256
 #define UT_CLIENTS	2
@@ -167,20 +168,19 @@ static void ut_callback(struct unwind_work *work,
 }
 
 /* Requests from interrupt and NMI context, on top of the writing task. */
+static struct unwind_test_ctx ut_ctx;
 static struct {
-	struct task_struct	*task;
 	unsigned int		mask;
 	unsigned int		count;
-	int			done;
 } ut_remote;
 
 static void ut_remote_request(enum ut_ctx ctx)
 {
-	if (current != READ_ONCE(ut_remote.task) || READ_ONCE(ut_remote.done))
+	if (!unwind_test_ctx_mine(&ut_ctx))
 		return;
 	ut_request(ut_remote.mask, ut_remote.count, ctx);
-	/* The requests are logged: pairs with the acquire in ut_wait_remote(). */
-	smp_store_release(&ut_remote.done, 1);
+	/* The requests are logged before the writer goes on. */
+	unwind_test_ctx_done(&ut_ctx);
 }
 
 static enum hrtimer_restart ut_hrtimer_fn(struct hrtimer *t)
@@ -192,7 +192,7 @@ static enum hrtimer_restart ut_hrtimer_fn(struct hrtimer *t)
 #ifdef CONFIG_X86_LOCAL_APIC
 static int ut_nmi_handler(unsigned int type, struct pt_regs *regs)
 {
-	if (current != READ_ONCE(ut_remote.task) || READ_ONCE(ut_remote.done))
+	if (!unwind_test_ctx_mine(&ut_ctx))
 		return NMI_DONE;
 	ut_remote_request(UT_NMI);
 	return NMI_HANDLED;
@@ -243,52 +243,12 @@ static const struct file_operations ut_nmi_fops = {
 };
 #endif
 
-/* Spin in the kernel, on this CPU, until the interrupt or NMI came. */
-static int ut_wait_remote(void)
-{
-	u64 end = ktime_get_ns() + NSEC_PER_SEC;
-
-	/* Pairs with the release in ut_remote_request(). */
-	while (!smp_load_acquire(&ut_remote.done)) {
-		if (ktime_get_ns() > end)
-			return -ETIMEDOUT;
-		cpu_relax();
-	}
-	return 0;
-}
-
 static int ut_request_from(enum ut_ctx ctx, unsigned int mask,
 			   unsigned int count)
 {
-	struct hrtimer timer;
-	int ret = 0;
-
-	ut_remote.task = current;
 	ut_remote.mask = mask;
 	ut_remote.count = count;
-	ut_remote.done = 0;
-
-	preempt_disable();
-	if (ctx == UT_IRQ) {
-		hrtimer_init_on_stack(&timer, CLOCK_MONOTONIC,
-				      HRTIMER_MODE_REL_PINNED_HARD);
-		timer.function = ut_hrtimer_fn;
-		hrtimer_start(&timer, ns_to_ktime(1000),
-			      HRTIMER_MODE_REL_PINNED_HARD);
-		ret = ut_wait_remote();
-		hrtimer_cancel(&timer);
-		destroy_hrtimer_on_stack(&timer);
-	} else {
-#ifdef CONFIG_X86_LOCAL_APIC
-		apic->send_IPI_self(NMI_VECTOR);
-		ret = ut_wait_remote();
-#else
-		ret = -EOPNOTSUPP;
-#endif
-	}
-	WRITE_ONCE(ut_remote.task, NULL);
-	preempt_enable();
-	return ret;
+	return unwind_test_ctx_run(&ut_ctx, ctx == UT_NMI, ut_hrtimer_fn);
 }
 
 static ssize_t ut_request_write(struct file *file, const char __user *ubuf,
