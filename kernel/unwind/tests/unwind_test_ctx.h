@@ -89,6 +89,7 @@ static inline int unwind_test_ctx_run(struct unwind_test_ctx *c, bool nmi,
 		hrtimer_start(&timer, ns_to_ktime(1000),
 			      HRTIMER_MODE_REL_PINNED_HARD);
 	}
+	/* Pairs with smp_store_release() in unwind_test_ctx_done(). */
 	while (!ret && !smp_load_acquire(&c->done)) {
 		if (ktime_get_ns() > end)
 			ret = -ETIMEDOUT;
