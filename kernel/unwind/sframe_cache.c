@@ -112,8 +112,9 @@ void sframe_cache_add(const struct unwind_sframe_sec *sec)
  * @frame:	its description
  *
  * Not kept if @sec was added by prctl (its table may be rewritten in
- * place), for a signal trampoline's row (which ends walks), or if the mm's generation changed since @sec was copied: then
- * @sec may be gone, and the row with it.
+ * place), for a signal trampoline's row (which ends walks), or if the
+ * mm's generation changed since @sec was copied: then @sec may be gone,
+ * and the row with it.
  *
  * Context: Task context (may allocate), in the walk that copied @sec.
  */
