@@ -564,9 +564,9 @@ def python_section(raw):
         return ""
     kv, kernel = {}, None
     for line in open(path):
-        if line.startswith("# kernel samples in read():"):
+        if line.startswith("# kernel samples in read() after the opt-in:"):
             f = line.replace(",", "").split()
-            kernel, right, native = int(f[5]), int(f[15]), int(f[19])
+            kernel, right, native = int(f[8]), int(f[18]), int(f[22])
         if line.startswith("# python-report:"):
             kv = dict(x.split("=") for x in line.split()[2:])
     if kernel is None or not kv:
