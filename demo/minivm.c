@@ -53,7 +53,8 @@ static const struct vm_fn vm_fns[] = {
 	{ "checksum", code_checksum },
 };
 
-#define VM_FNS		(sizeof(vm_fns) / sizeof(vm_fns[0]))
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define VM_FNS		ARRAY_SIZE(vm_fns)
 
 static int zero_fd;
 static char buf[1 << 16];
