@@ -176,6 +176,12 @@ struct unwind_sframe_sec {
  * @sframe_rows_limit: rows it may read by now (kernel/unwind/sframe.h)
  * @guess:	where the walk stops early, scan the stack for more frames
  *		(set by the caller after unwind_user_start())
+ * @syscall:	the task entered the kernel by a system call, or may have:
+ *		the architecture's cheap test of the entry registers
+ * @retpath_start: the executable mapping whose frames the walk reads
+ *		from their code (the C library a system call was made from)
+ * @retpath_end: its end (exclusive); equal to @retpath_start if none
+ * @retpath_frames: frames this walk has read from their code
  */
 struct unwind_user_state {
 	unsigned long	ip;
@@ -196,6 +202,10 @@ struct unwind_user_state {
 	u32		sframe_rows_read;
 	u32		sframe_rows_limit;
 	bool		guess;
+	bool		syscall;
+	unsigned long	retpath_start;
+	unsigned long	retpath_end;
+	unsigned int	retpath_frames;
 };
 
 #endif /* _LINUX_UNWIND_USER_TYPES_H */

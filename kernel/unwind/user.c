@@ -4,7 +4,8 @@
  *
  * At each frame the walk asks the formats of unwinding data, in the order
  * of unwind_user_formats[], for the frame's description (format.h): SFrame
- * tables where they cover the IP (sframe_frame.h), else frame pointers
+ * tables where they cover the IP (sframe_frame.h), the code itself for the
+ * frames of a system call's wrapper (retpath.c), else frame pointers
  * (fp.c). It steps the frame by that description, and goes on stepping
  * the callers whose IP stays in the description's range by it without
  * asking again: a run of frame-pointer frames through text without
@@ -29,7 +30,8 @@
 #include "format.h"
 
 /*
- * The formats, in the order the walk asks them: tables before frame
+ * The formats, in the order the walk asks them: tables, then code read
+ * where neither tables nor frame pointers describe it, then frame
  * pointers, which describe any frame (whether its record is good, the
  * step tells).
  */
@@ -37,6 +39,7 @@ static enum unwind_user_step
 (* const unwind_user_formats[])(struct unwind_user_state *state, bool topmost,
 				const struct unwind_user_frame **frame) = {
 	unwind_sframe_frame,
+	unwind_retpath_frame,
 	unwind_fp_frame,
 };
 

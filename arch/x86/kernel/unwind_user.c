@@ -49,8 +49,15 @@ void arch_unwind_user_init(struct unwind_user_state *state,
 	state->ws = 8;
 	state->ip_base = 0;
 	state->sp_base = 0;
-	if (user_64bit_mode(regs))
+	if (user_64bit_mode(regs)) {
+		/*
+		 * A system call's number; an exception's error code or an
+		 * interrupt's vector too. Interrupted user code with -1 is
+		 * not at a system call.
+		 */
+		state->syscall = (long)regs->orig_ax >= 0;
 		return;
+	}
 
 	state->ws = 4;
 	state->ip = (u32)state->ip;
@@ -229,4 +236,26 @@ bool arch_unwind_user_after_call(struct unwind_user_state *state,
 			return true;
 	}
 	return false;
+}
+
+/**
+ * arch_unwind_user_after_syscall - is the IP at a system call instruction?
+ * @state:	the walk (64-bit tasks only), at its first frame
+ *
+ * Back from a system call, the IP follows the "syscall" instruction; a
+ * call to be restarted has it moved back onto that instruction.
+ *
+ * Return: true if "syscall" (0f 05) ends at the IP or starts there.
+ */
+bool arch_unwind_user_after_syscall(struct unwind_user_state *state)
+{
+	u16 before, at;
+
+	if (state->ws != 8 || state->ip < 2 || state->ip >= TASK_SIZE_MAX - 2 ||
+	    get_user(before, (u16 __user *)(state->ip - 2)))
+		return false;
+	/* Little-endian: the bytes 0f 05. */
+	if (before == 0x050f)
+		return true;
+	return !get_user(at, (u16 __user *)state->ip) && at == 0x050f;
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests of deferred user stack unwinding: the cookie encoding, and
- * the frame-pointer walker stepping over user memory crafted by the test
- * (kunit_vm_mmap() gives the test thread a user address space).
+ * KUnit tests of deferred user stack unwinding: the cookie encoding, the
+ * frame-pointer walker stepping over user memory crafted by the test
+ * (kunit_vm_mmap() gives the test thread a user address space), and
+ * frames read from their code.
  */
 #include <kunit/test.h>
 #include <kunit/visibility.h>
@@ -338,6 +339,283 @@ static void walk_compat_prologue(struct kunit *test)
 	walk_first_frame(test, 4, mov, sizeof(mov), 1);
 }
 
+#ifdef CONFIG_UNWIND_USER_RETPATH
+/*
+ * Frames read from their code: a "library" page of code without frame
+ * pointers makes the system call; the program's frames, in env->text,
+ * keep frame pointers. The program called the library from PROG_RA.
+ */
+#define LIB_IP(lib)	((lib) + 0x100)
+#define PROG_RA(env)	((env)->text + 0x605)
+
+struct retpath_env {
+	struct walk_env	*env;
+	unsigned long	lib;
+	unsigned long	sp;
+};
+
+static struct retpath_env retpath_env(struct kunit *test)
+{
+	static const u8 call[] = { 0xe8, 0, 0, 0, 0 };
+	struct retpath_env r = { .env = walk_env(test, 8) };
+	int i;
+
+	r.lib = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE,
+			      PROT_READ | PROT_WRITE | PROT_EXEC,
+			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(r.lib));
+	r.sp = FRAME(r.env, 0) - 0x80;
+	/* Return addresses follow calls: the walk checks those it reads. */
+	put_code(test, PROG_RA(r.env) - sizeof(call), call, sizeof(call));
+	for (i = 0; i < 3; i++)
+		put_code(test, RA(r.env, i) - sizeof(call), call, sizeof(call));
+	put_chain(test, r.env, 3);
+	return r;
+}
+
+/*
+ * Walk from the IP after the first "syscall" (0f 05) of @code, placed at
+ * LIB_IP, with the frame pointer register holding @fp.
+ */
+static void retpath_walk(struct kunit *test, struct retpath_env *r,
+			 const u8 *code, size_t len, unsigned long fp)
+{
+	struct unwind_user_state state = {
+		.sp = r->sp, .fp = fp, .ws = 8, .syscall = true,
+	};
+	size_t i;
+
+	put_code(test, LIB_IP(r->lib), code, len);
+	for (i = 0; i + 1 < len; i++) {
+		if (code[i] == 0x0f && code[i + 1] == 0x05)
+			break;
+	}
+	KUNIT_ASSERT_LT(test, i + 1, len);
+	state.ip = LIB_IP(r->lib) + i + 2;
+	unwind_user_walk(&state, &r->env->trace, UNWIND_USER_MAX_DEPTH);
+}
+
+/* The wrapper's frame found: its caller, then the program's chain. */
+static void retpath_expect_caller(struct kunit *test, struct retpath_env *r)
+{
+	int i;
+
+	KUNIT_ASSERT_EQ(test, r->env->trace.nr, 5);
+	KUNIT_EXPECT_EQ(test, r->env->entries[1], PROG_RA(r->env));
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, r->env->entries[i + 2], RA(r->env, i));
+}
+
+/* Not read: the frame-pointer rules, which skip the wrapper's caller. */
+static void retpath_expect_fp(struct kunit *test, struct retpath_env *r)
+{
+	int i;
+
+	KUNIT_ASSERT_EQ(test, r->env->trace.nr, 4);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, r->env->entries[i + 1], RA(r->env, i));
+}
+
+/* glibc's cancellable read(): a frame of 0x28 bytes around the call. */
+static void retpath_wrapper(struct kunit *test)
+{
+	static const u8 code[] = {
+		0x48, 0x83, 0xec, 0x28,		/* sub $0x28,%rsp */
+		0x0f, 0x05,			/* syscall */
+		0x48, 0x83, 0xc4, 0x28,		/* add $0x28,%rsp */
+		0xc3,				/* ret */
+	};
+	struct retpath_env r = retpath_env(test);
+
+	put_word(test, r.env, r.sp + 0x28, PROG_RA(r.env));
+	retpath_walk(test, &r, code, sizeof(code), FRAME(r.env, 0));
+	retpath_expect_caller(test, &r);
+}
+
+/* %rbp used for the wrapper's own purpose, the caller's popped at its end. */
+static void retpath_saved_fp(struct kunit *test)
+{
+	static const u8 code[] = {
+		0x55, 0x53,			/* push %rbp; push %rbx */
+		0x48, 0x83, 0xec, 0x18,		/* sub $0x18,%rsp */
+		0x48, 0x89, 0xfd,		/* mov %rdi,%rbp */
+		0x0f, 0x05,			/* syscall */
+		0x48, 0x83, 0xc4, 0x18,		/* add $0x18,%rsp */
+		0x5b, 0x5d,			/* pop %rbx; pop %rbp */
+		0xc3,				/* ret */
+	};
+	struct retpath_env r = retpath_env(test);
+
+	put_word(test, r.env, r.sp + 0x20, FRAME(r.env, 0));
+	put_word(test, r.env, r.sp + 0x28, PROG_RA(r.env));
+	retpath_walk(test, &r, code, sizeof(code), 0x1234);
+	retpath_expect_caller(test, &r);
+}
+
+/* Both ways of a branch, a loop, and a call that does not return. */
+static void retpath_ways(struct kunit *test)
+{
+	static const u8 code[] = {
+		0x0f, 0x05,			/* syscall */
+		0x48, 0x3d, 0x01, 0xf0, 0xff, 0xff, /* cmp $-4095,%rax */
+		0x73, 0x09,			/* jae fail */
+		0xff, 0xc9,			/* loop: dec %ecx */
+		0x75, 0xfc,			/* jne loop */
+		0x48, 0x83, 0xc4, 0x10,		/* add $0x10,%rsp */
+		0xc3,				/* ret */
+		0xe8, 0, 0, 0, 0,		/* fail: call abort */
+		0x0f, 0x1f, 0x00,		/* nopl (%rax): padding */
+		0x55,				/* push %rbp: another function */
+	};
+	struct retpath_env r = retpath_env(test);
+
+	put_word(test, r.env, r.sp + 0x10, PROG_RA(r.env));
+	retpath_walk(test, &r, code, sizeof(code), FRAME(r.env, 0));
+	retpath_expect_caller(test, &r);
+}
+
+/* A tail call through memory returns to the caller, as a ret would. */
+static void retpath_tail_call(struct kunit *test)
+{
+	static const u8 code[] = {
+		0x0f, 0x05,			/* syscall */
+		0x48, 0x83, 0xc4, 0x08,		/* add $0x8,%rsp */
+		0xff, 0x25, 0, 0, 0, 0,		/* jmp *0(%rip) */
+	};
+	struct retpath_env r = retpath_env(test);
+
+	put_word(test, r.env, r.sp + 0x8, PROG_RA(r.env));
+	retpath_walk(test, &r, code, sizeof(code), FRAME(r.env, 0));
+	retpath_expect_caller(test, &r);
+}
+
+/* A wrapper with a frame pointer: "leave" takes the frame from %rbp. */
+static void retpath_leave(struct kunit *test)
+{
+	static const u8 code[] = {
+		0x0f, 0x05,			/* syscall */
+		0xc9,				/* leave */
+		0xc3,				/* ret */
+	};
+	struct retpath_env r = retpath_env(test);
+
+	retpath_walk(test, &r, code, sizeof(code), FRAME(r.env, 0));
+	retpath_expect_fp(test, &r);
+}
+
+/*
+ * Code the reading cannot follow exactly: ways that disagree, a stack
+ * realigned, a way too long. The frame-pointer rules take over.
+ */
+static void retpath_gives_up(struct kunit *test)
+{
+	static const u8 disagree[] = {
+		0x0f, 0x05,			/* syscall */
+		0x85, 0xc0,			/* test %eax,%eax */
+		0x74, 0x05,			/* je 1f */
+		0x48, 0x83, 0xc4, 0x08,		/* add $0x8,%rsp */
+		0xc3,				/* ret */
+		0xc3,				/* 1: ret */
+	};
+	static const u8 realign[] = {
+		0x0f, 0x05,			/* syscall */
+		0x48, 0x83, 0xe4, 0xf0,		/* and $-16,%rsp */
+		0xc3,				/* ret */
+	};
+	static const u8 spin[] = {
+		0x0f, 0x05,			/* syscall */
+		0xeb, 0xfe,			/* jmp . */
+	};
+	struct retpath_env r = retpath_env(test);
+	u8 *slide;
+
+	put_word(test, r.env, r.sp, PROG_RA(r.env));
+	put_word(test, r.env, r.sp + 8, PROG_RA(r.env));
+	retpath_walk(test, &r, disagree, sizeof(disagree), FRAME(r.env, 0));
+	retpath_expect_fp(test, &r);
+	retpath_walk(test, &r, realign, sizeof(realign), FRAME(r.env, 0));
+	retpath_expect_fp(test, &r);
+	retpath_walk(test, &r, spin, sizeof(spin), FRAME(r.env, 0));
+	retpath_expect_fp(test, &r);
+
+	/* 1000 nops before the ret: past the reading's budget. */
+	slide = kunit_kzalloc(test, 1003, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, slide);
+	slide[0] = 0x0f;
+	slide[1] = 0x05;
+	memset(slide + 2, 0x90, 1000);
+	slide[1002] = 0xc3;
+	retpath_walk(test, &r, slide, 1003, FRAME(r.env, 0));
+	retpath_expect_fp(test, &r);
+}
+
+/*
+ * Only at a system call: a wrapper interrupted elsewhere, or a task not
+ * in a system call, keeps the frame-pointer rules.
+ */
+static void retpath_not_syscall(struct kunit *test)
+{
+	static const u8 code[] = {
+		0x48, 0x83, 0xec, 0x28,		/* sub $0x28,%rsp */
+		0x0f, 0x05,			/* syscall */
+		0x48, 0x83, 0xc4, 0x28,		/* add $0x28,%rsp */
+		0xc3,				/* ret */
+	};
+	struct retpath_env r = retpath_env(test);
+	struct unwind_user_state state = {
+		.sp = r.sp, .fp = FRAME(r.env, 0), .ws = 8, .syscall = true,
+		.ip = LIB_IP(r.lib),
+	};
+
+	put_word(test, r.env, r.sp + 0x28, PROG_RA(r.env));
+	put_code(test, LIB_IP(r.lib), code, sizeof(code));
+	/* On the sub, before the syscall. */
+	unwind_user_walk(&state, &r.env->trace, UNWIND_USER_MAX_DEPTH);
+	retpath_expect_fp(test, &r);
+	/* After it, but the entry was no system call. */
+	state = (struct unwind_user_state){
+		.sp = r.sp, .fp = FRAME(r.env, 0), .ws = 8,
+		.ip = LIB_IP(r.lib) + 6,
+	};
+	unwind_user_walk(&state, &r.env->trace, UNWIND_USER_MAX_DEPTH);
+	retpath_expect_fp(test, &r);
+}
+
+/* A caller whose return address follows no call ends the walk there. */
+static void retpath_checks_return(struct kunit *test)
+{
+	static const u8 code[] = {
+		0x0f, 0x05,			/* syscall */
+		0xc3,				/* ret */
+	};
+	struct retpath_env r = retpath_env(test);
+
+	put_word(test, r.env, r.sp, NOP_IP(r.env));
+	retpath_walk(test, &r, code, sizeof(code), FRAME(r.env, 0));
+	KUNIT_EXPECT_EQ(test, r.env->trace.nr, 1);
+}
+
+static struct kunit_case unwind_retpath_cases[] = {
+	KUNIT_CASE(retpath_wrapper),
+	KUNIT_CASE(retpath_saved_fp),
+	KUNIT_CASE(retpath_ways),
+	KUNIT_CASE(retpath_tail_call),
+	KUNIT_CASE(retpath_leave),
+	KUNIT_CASE(retpath_gives_up),
+	KUNIT_CASE(retpath_not_syscall),
+	KUNIT_CASE(retpath_checks_return),
+	{}
+};
+
+static struct kunit_suite unwind_retpath_suite = {
+	.name = "unwind_user_retpath",
+	.test_cases = unwind_retpath_cases,
+};
+#define UNWIND_RETPATH_SUITE	&unwind_retpath_suite,
+#else
+#define UNWIND_RETPATH_SUITE
+#endif
+
 static struct kunit_case unwind_cookie_cases[] = {
 	KUNIT_CASE(cookie_encoding),
 	KUNIT_CASE(state_layout),
@@ -372,7 +650,8 @@ static struct kunit_suite unwind_walker_suite = {
 	.test_cases = unwind_walker_cases,
 };
 
-kunit_test_suites(&unwind_cookie_suite, &unwind_walker_suite);
+kunit_test_suites(&unwind_cookie_suite, &unwind_walker_suite,
+		  UNWIND_RETPATH_SUITE);
 
 MODULE_DESCRIPTION("KUnit tests of deferred user stack unwinding");
 MODULE_LICENSE("GPL");

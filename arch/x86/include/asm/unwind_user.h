@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * x86 part of the user stack walker (kernel/unwind/user.c): frame-pointer
- * frames of 64-bit tasks and of 32-bit compat tasks.
+ * frames of 64-bit tasks and of 32-bit compat tasks, and frames read from
+ * their code (unwind_user_retpath.c).
  */
 #ifndef _ASM_X86_UNWIND_USER_H
 #define _ASM_X86_UNWIND_USER_H
@@ -16,5 +17,8 @@ bool arch_unwind_user_first_frame(struct unwind_user_state *state,
 				  unsigned long *sp_off);
 bool arch_unwind_user_after_call(struct unwind_user_state *state,
 				 unsigned long ra, unsigned long *target);
+bool arch_unwind_user_after_syscall(struct unwind_user_state *state);
+bool arch_unwind_user_retpath(struct unwind_user_state *state,
+			      struct unwind_user_frame *frame);
 
 #endif /* _ASM_X86_UNWIND_USER_H */

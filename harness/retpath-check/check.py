@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Check the x86-64 return-path reader against an ELF file's .eh_frame.
+
+    harness/retpath-check/check.py [-v] ELF...
+
+For every system call instruction in the file's code (the IP after it)
+and every return address (the instruction after each call), the reader
+(built on the host from arch/x86/kernel/unwind_user_retpath.c by this
+directory's Makefile) reads the frame; the compiler's call frame
+information says what it is. A frame is right when the CFA rule and the
+caller's %rbp rule agree with the CFI row at the site (at the call, for a
+return address, as unwinders look it up). Prints per file and kind: sites,
+frames read, right, wrong; exits 1 if any frame is wrong.
+"""
+import bisect
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+CHECK = os.path.join(TOP, "build", "retpath-check", "check")
+# Functions that never return: no stack holds the address after a call
+# to one, and the code there may be another function's.
+NORETURN = {
+    "__assert_fail", "__assert_perror_fail", "__stack_chk_fail", "abort",
+    "__libc_fatal", "__fortify_fail", "__chk_fail", "exit", "_exit",
+    "_Exit", "__libc_message", "__malloc_assert", "__libc_longjmp",
+    "__longjmp_chk", "longjmp", "siglongjmp", "_longjmp", "pthread_exit",
+    "__pthread_unwind", "__pthread_unwind_next", "__do_cancel",
+    "__libc_start_call_main", "__run_exit_handlers", "__libc_dynarr_emplace_enlarge",
+    "_dl_signal_error", "_dl_signal_exception", "_dl_fatal_printf",
+    "__tls_get_addr_slow", "_Unwind_Resume", "__cxa_throw", "__cxa_rethrow",
+    "__fdelt_warn", "__libc_alloc_buffer_create_failure",
+}
+
+
+def sites(elf):
+    """(kind, address) of syscall IPs and return addresses."""
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", elf],
+                         capture_output=True, text=True, check=True).stdout
+    insn = re.compile(r"^\s*([0-9a-f]+):\s+(\S+)\s*(.*)")
+    prev = None
+    found = []
+    for line in out.splitlines():
+        m = insn.match(line)
+        if not m:
+            if not line.strip() or line.endswith(">:"):
+                prev = None
+            continue
+        addr, mnem, args = int(m.group(1), 16), m.group(2), m.group(3)
+        if prev == "syscall":
+            found.append(("syscall", addr))
+        elif prev == "noreturn":
+            found.append(("noreturn", addr))
+        elif prev and prev.startswith("call"):
+            found.append(("return", addr))
+        prev = mnem
+        callee = re.search(r"<([^@+>]+)", args)
+        if mnem.startswith("call") and callee and callee.group(1) in NORETURN:
+            prev = "noreturn"
+    return found
+
+
+def cfi(elf):
+    """FDE ranges and rows: [(start, end, [(loc, cfa, rbp)])], sorted."""
+    # readelf exits 1 on a missing debug link, having printed the rest.
+    out = subprocess.run(["readelf", "-wF", elf], capture_output=True,
+                         text=True, check=False).stdout
+    fdes = []
+    cies = {}
+    cols = None
+    cur = None
+    for line in out.splitlines():
+        m = re.match(r"([0-9a-f]+) [0-9a-f]+ [0-9a-f]+ CIE", line)
+        if m:
+            cur = (None, None, [])
+            cies[m.group(1)] = cur
+            cols = None
+            continue
+        m = re.search(r"FDE cie=(\S+) pc=([0-9a-f]+)\.\.([0-9a-f]+)", line)
+        if m:
+            cur = (int(m.group(2), 16), int(m.group(3), 16), [], m.group(1))
+            fdes.append(cur)
+            cols = None
+            continue
+        if cur is None:
+            continue
+        f = line.split()
+        if f and f[0] == "LOC":
+            cols = f
+            continue
+        if cols and f and re.fullmatch(r"[0-9a-f]+", f[0]):
+            row = dict(zip(cols, f))
+            cur[2].append((int(f[0], 16), row.get("CFA"), row.get("rbp", "u")))
+    # An FDE without rows of its own has its CIE's.
+    for start, _, rows, cie in fdes:
+        if not rows and cies.get(cie) and cies[cie][2]:
+            rows.append((start,) + cies[cie][2][0][1:])
+    fdes.sort()
+    return fdes
+
+
+def fde(fdes, starts, addr):
+    i = bisect.bisect_right(starts, addr) - 1
+    if i < 0 or not fdes[i][0] <= addr < fdes[i][1]:
+        return None
+    return fdes[i]
+
+
+def truth(fdes, starts, addr):
+    f = fde(fdes, starts, addr)
+    if f is None:
+        return None
+    rows = f[2]
+    best = None
+    for row in rows:
+        if row[0] <= addr:
+            best = row
+    return best
+
+
+def main():
+    verbose = "-v" in sys.argv
+    files = [a for a in sys.argv[1:] if a != "-v"]
+    bad = 0
+    for elf in files:
+        fdes = cfi(elf)
+        starts = [f[0] for f in fdes]
+        found = sites(elf)
+        res = subprocess.run([CHECK, elf], input="".join(
+            "%x\n" % a for _, a in found), capture_output=True, text=True,
+            check=True).stdout.split("\n")
+        stats = {}
+        for (kind, addr), line in zip(found, res):
+            # A call that ends its function never returns (to
+            # __stack_chk_fail, abort...): no stack holds its address.
+            if kind == "return":
+                f = fde(fdes, starts, addr - 1)
+                if f is not None and addr >= f[1]:
+                    kind = "noreturn"
+            s = stats.setdefault(kind, [0, 0, 0, 0, 0])
+            s[0] += 1
+            f = line.split()
+            row = truth(fdes, starts, addr if kind == "syscall" else addr - 1)
+            if row is None or row[1] in (None, "exp") or row[2] == "exp":
+                s[4] += 1
+                continue
+            if f[1] == "-":
+                if verbose:
+                    print("gave up %x (%s)" % (addr, kind))
+                continue
+            s[1] += 1
+            base = {"sp": "rsp", "fp": "rbp"}[f[1]]
+            want_fp = "same" if row[2] in ("u", "s") else row[2]
+            if row[1] == "%s+%s" % (base, f[2]) and want_fp == f[3]:
+                s[2] += 1
+            else:
+                s[3] += 1
+                if kind != "noreturn" or verbose:
+                    print("WRONG %s %x: read %s+%s rbp %s, CFI says %s rbp %s"
+                          % (kind, addr, base, f[2], f[3], row[1], row[2]))
+        for kind, s in sorted(stats.items()):
+            print("%s %s: %d sites, %d read, %d right, %d wrong "
+                  "(%d without CFI)" % (os.path.basename(elf), kind, *s))
+            if kind != "noreturn":
+                bad += s[3]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
