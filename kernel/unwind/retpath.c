@@ -34,7 +34,7 @@
 #include "format.h"
 
 /* Frames one walk reads from their code, at most. */
-#define UNWIND_RETPATH_FRAMES	8
+#define UNWIND_RETPATH_FRAMES	16
 
 /*
  * Note the executable mapping of the interrupted IP as the one whose

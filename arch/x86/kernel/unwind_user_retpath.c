@@ -33,16 +33,17 @@
  * by what the code holds.
  */
 #include <linux/minmax.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/unwind_user.h>
 #include <asm/insn.h>
 #include <asm/unwind_user.h>
 
 /* Instructions one frame's reading decodes, at most. */
-#define RETPATH_INSNS		512
+#define RETPATH_INSNS		1024
 /* Branch targets it keeps: those waiting, and those read. */
-#define RETPATH_TODO		16
-#define RETPATH_SEEN		16
+#define RETPATH_TODO		32
+#define RETPATH_SEEN		48
 /* The largest frame it follows (offsets are kept in 16 bits). */
 #define RETPATH_FRAME_MAX	0x7000
 /* Bytes of code read at once. */
@@ -92,6 +93,7 @@ struct retpath {
 	unsigned int		ntodo;
 	unsigned int		nseen;
 	bool			found;
+	bool			agreed;		/* by two returns */
 	struct retpath_where	out;		/* at the return */
 	u8			todo[RETPATH_TODO]; /* into seen[] */
 	struct retpath_where	seen[RETPATH_SEEN];
@@ -463,6 +465,7 @@ other:
 	return RETPATH_NEXT;
 }
 
+/* Do two ways agree on the frame at a return? */
 static bool retpath_same(const struct retpath_where *a,
 			 const struct retpath_where *b)
 {
@@ -471,9 +474,32 @@ static bool retpath_same(const struct retpath_where *a,
 }
 
 /*
+ * Do two ways agree on the stack where they meet? A function that uses
+ * %rbp for its own values saved the caller's first and pops it before
+ * every return, so one way may meet another having written %rbp, the
+ * other not: the register is popped after, either way. Where the
+ * caller's %rbp was popped from must agree.
+ */
+static bool retpath_meet(const struct retpath_where *a,
+			 const struct retpath_where *b)
+{
+	if (a->off != b->off || a->base != b->base ||
+	    (a->fp == RETPATH_FP_SAVED) != (b->fp == RETPATH_FP_SAVED))
+		return false;
+	return a->fp != RETPATH_FP_SAVED || a->fp_off == b->fp_off;
+}
+
+/* How a reading, or one way of it, ends. */
+enum retpath_end {
+	RETPATH_DONE,		/* the way ended: a return, a trap, a meeting */
+	RETPATH_FULL,		/* the reading spent its budget or tables */
+	RETPATH_GIVE_UP,	/* the code cannot be followed, or ways disagree */
+};
+
+/*
  * Note the way at a branch target. Return: 1 if it is new, 0 if a way
  * reached the target before with the same stack, -1 if with another
- * stack or if the reading keeps too many targets.
+ * stack, -2 if the reading keeps no more targets.
  */
 static int retpath_mark(struct retpath *rp, const struct retpath_where *w)
 {
@@ -481,10 +507,10 @@ static int retpath_mark(struct retpath *rp, const struct retpath_where *w)
 
 	for (i = 0; i < rp->nseen; i++) {
 		if (rp->seen[i].ip == w->ip)
-			return retpath_same(&rp->seen[i], w) ? 0 : -1;
+			return retpath_meet(&rp->seen[i], w) ? 0 : -1;
 	}
 	if (rp->nseen == RETPATH_SEEN)
-		return -1;
+		return -2;
 	rp->seen[rp->nseen++] = *w;
 	return 1;
 }
@@ -492,17 +518,24 @@ static int retpath_mark(struct retpath *rp, const struct retpath_where *w)
 /*
  * Does the instruction start what a call that returns is never followed
  * by: padding (a nop, int3), or a function's first instruction (a push
- * of a register, endbr64)? Compilers place a call that does not return
- * last in a function, then padding or the next function; reading on
+ * of a register, a subtraction from %rsp, endbr64)? Compilers place a
+ * call that does not return last in a function, then padding or the
+ * next function; reading on
  * there would describe another frame. A way that meets it ends there, as
  * at a trap: the other ways tell the frame, and if there are none the
- * reading gives up. Calls that do return rarely meet a push next (only
- * with arguments on the stack); then the reading may give up too.
+ * reading gives up. Calls that do return rarely meet a push or a
+ * subtraction next (only with arguments on the stack, or alloca()); then
+ * the reading may give up too.
  */
 static bool retpath_no_return(const struct insn *insn)
 {
-	u8 op = insn->opcode.bytes[0];
+	u8 op = insn->opcode.bytes[0], modrm = insn->modrm.bytes[0];
 
+	/* sub $imm, %rsp: a frame made, as a function's first instruction */
+	if ((op == 0x83 || op == 0x81) && insn->opcode.nbytes == 1 &&
+	    modrm == 0xec && insn->rex_prefix.nbytes &&
+	    insn->rex_prefix.bytes[0] == 0x48)
+		return true;
 	if (insn->opcode.nbytes == 1)
 		return op == 0xcc || (op >= 0x50 && op <= 0x57) ||
 		       (op == 0x90 && !insn->rex_prefix.nbytes);
@@ -512,8 +545,9 @@ static bool retpath_no_return(const struct insn *insn)
 		(insn->opcode.bytes[1] == 0x1e && insn->modrm.bytes[0] == 0xfa));
 }
 
-/* Follow one way from @w to its end. False: give up the reading. */
-static bool retpath_follow(struct retpath *rp, struct retpath_where w)
+/* Follow one way from @w to its end. */
+static enum retpath_end retpath_follow(struct retpath *rp,
+				       struct retpath_where w)
 {
 	struct retpath_where next;
 	unsigned long target;
@@ -522,9 +556,10 @@ static bool retpath_follow(struct retpath *rp, struct retpath_where w)
 	int mark;
 
 	for (;;) {
-		if (++rp->insns > RETPATH_INSNS ||
-		    !retpath_decode(rp, w.ip, &insn))
-			return false;
+		if (++rp->insns > RETPATH_INSNS)
+			return RETPATH_FULL;
+		if (!retpath_decode(rp, w.ip, &insn))
+			return RETPATH_GIVE_UP;
 		/*
 		 * After a call, or at the IP itself (a return address, or
 		 * after a system call): at padding or another function's
@@ -532,7 +567,7 @@ static bool retpath_follow(struct retpath *rp, struct retpath_where w)
 		 * instruction: nothing can be known).
 		 */
 		if (after_call && retpath_no_return(&insn))
-			return rp->insns > 1;
+			return rp->insns > 1 ? RETPATH_DONE : RETPATH_GIVE_UP;
 		after_call = false;
 		switch (retpath_insn(&insn, &w, &target)) {
 		case RETPATH_CALL:
@@ -544,15 +579,19 @@ static bool retpath_follow(struct retpath *rp, struct retpath_where w)
 		case RETPATH_JUMP:
 			w.ip = target;
 			mark = retpath_mark(rp, &w);
-			if (mark <= 0)
-				return !mark;
+			if (mark == 0)
+				return RETPATH_DONE;
+			if (mark < 0)
+				return mark == -2 ? RETPATH_FULL : RETPATH_GIVE_UP;
 			break;
 		case RETPATH_BRANCH:
 			next = w;
 			next.ip = target;
 			mark = retpath_mark(rp, &next);
-			if (mark < 0 || (mark && rp->ntodo == RETPATH_TODO))
-				return false;
+			if (mark == -1)
+				return RETPATH_GIVE_UP;
+			if (mark == -2 || (mark && rp->ntodo == RETPATH_TODO))
+				return RETPATH_FULL;
 			if (mark)
 				rp->todo[rp->ntodo++] = rp->nseen - 1;
 			w.ip += insn.length;
@@ -560,16 +599,41 @@ static bool retpath_follow(struct retpath *rp, struct retpath_where w)
 		case RETPATH_RETURN:
 			if (w.fp == RETPATH_FP_LOST ||
 			    (rp->found && !retpath_same(&rp->out, &w)))
-				return false;
-			rp->out = w;
+				return RETPATH_GIVE_UP;
+			if (!rp->found)
+				rp->out = w;
+			else if (w.ip != rp->out.ip)
+				rp->agreed = true;
 			rp->found = true;
-			return true;
+			return RETPATH_DONE;
 		case RETPATH_TRAP:
-			return true;
+			return RETPATH_DONE;
 		default:
-			return false;
+			return RETPATH_GIVE_UP;
 		}
 	}
+}
+
+/*
+ * Read the frame at @ip: every way to its return, into rp->out. A large
+ * function may hold more ways than the reading follows: then two returns
+ * that agree, with no way disagreeing, are enough. A single one is not:
+ * it may be another function's, run into after a call that does not
+ * return.
+ */
+static bool retpath_read(struct retpath *rp, unsigned long ip)
+{
+	struct retpath_where w = { .ip = ip };
+	enum retpath_end end;
+
+	rp->start = rp->len = rp->insns = rp->ntodo = rp->nseen = 0;
+	rp->found = rp->agreed = false;
+	end = retpath_follow(rp, w);
+	while (end == RETPATH_DONE && rp->ntodo)
+		end = retpath_follow(rp, rp->seen[rp->todo[--rp->ntodo]]);
+	if (!rp->found || rp->out.off < 0 || end == RETPATH_GIVE_UP)
+		return false;
+	return end == RETPATH_DONE || rp->agreed;
 }
 
 /**
@@ -579,6 +643,9 @@ static bool retpath_follow(struct retpath *rp, struct retpath_where w)
  * @frame:	receives the description: CFA, return address and caller's
  *		frame pointer
  *
+ * The reading's scratch (about 1.5 KiB) is allocated for it: more than
+ * the walk's stack should hold.
+ *
  * Context: Task context, page faults allowed.
  * Return: true if every way from the IP to the function's return agrees
  * on the frame; false if the code was not followed to its end.
@@ -586,31 +653,30 @@ static bool retpath_follow(struct retpath *rp, struct retpath_where w)
 bool arch_unwind_user_retpath(struct unwind_user_state *state,
 			      struct unwind_user_frame *frame)
 {
-	struct retpath_where w = { .ip = state->ip };
-	struct retpath rp;
+	struct retpath *rp;
 	s32 cfa_off;
+	bool read;
 
-	rp.start = rp.len = rp.insns = rp.ntodo = rp.nseen = 0;
-	rp.found = false;
-	if (!retpath_follow(&rp, w))
+	rp = kmalloc(sizeof(*rp), GFP_KERNEL | __GFP_NOWARN);
+	if (!rp)
 		return false;
-	while (rp.ntodo) {
-		if (!retpath_follow(&rp, rp.seen[rp.todo[--rp.ntodo]]))
-			return false;
+	read = retpath_read(rp, state->ip);
+	cfa_off = rp->out.off + 8;
+	if (read) {
+		frame->cfa = (struct unwind_user_loc){
+			rp->out.base == RETPATH_BASE_FP ? UNWIND_USER_RULE_FP :
+							  UNWIND_USER_RULE_SP,
+			false, cfa_off };
+		frame->ra = (struct unwind_user_loc){ UNWIND_USER_RULE_CFA,
+						      true, -8 };
+		if (rp->out.fp == RETPATH_FP_SAVED)
+			frame->fp = (struct unwind_user_loc){
+				UNWIND_USER_RULE_CFA, true,
+				rp->out.fp_off - cfa_off };
+		else
+			frame->fp = (struct unwind_user_loc){
+				UNWIND_USER_RULE_SAME };
 	}
-	if (!rp.found || rp.out.off < 0)
-		return false;
-
-	cfa_off = rp.out.off + 8;
-	frame->cfa = (struct unwind_user_loc){
-		rp.out.base == RETPATH_BASE_FP ? UNWIND_USER_RULE_FP :
-						 UNWIND_USER_RULE_SP,
-		false, cfa_off };
-	frame->ra = (struct unwind_user_loc){ UNWIND_USER_RULE_CFA, true, -8 };
-	if (rp.out.fp == RETPATH_FP_SAVED)
-		frame->fp = (struct unwind_user_loc){ UNWIND_USER_RULE_CFA, true,
-						      rp.out.fp_off - cfa_off };
-	else
-		frame->fp = (struct unwind_user_loc){ UNWIND_USER_RULE_SAME };
-	return true;
+	kfree(rp);
+	return read;
 }
