@@ -40,6 +40,9 @@
  *		and not reported yet, 0 if none
  * @report_quiet: cookie of the last entry that reported: it asks for no
  *		report itself
+ * @retpath_cache: frames this task's walks read from their code
+ *		(kernel/unwind/retpath.c); allocated by its first reading, used
+ *		and changed by the task itself only
  */
 struct unwind_task_info {
 	/*
@@ -66,6 +69,9 @@ struct unwind_task_info {
 	unsigned int		report_next;
 	unsigned long		report_sent;
 	u64			report_quiet;
+#endif
+#ifdef CONFIG_UNWIND_USER_RETPATH
+	struct unwind_retpath_cache *retpath_cache;
 #endif
 };
 

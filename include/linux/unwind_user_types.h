@@ -181,6 +181,8 @@ struct unwind_sframe_sec {
  * @retpath_start: the executable mapping whose frames the walk reads
  *		from their code (the C library a system call was made from)
  * @retpath_end: its end (exclusive); equal to @retpath_start if none
+ * @retpath_ident: what the mapping maps (file, offset, address), for the
+ *		task's copies of frames read before; 0 if they may not be kept
  * @retpath_frames: frames this walk has read from their code
  */
 struct unwind_user_state {
@@ -205,6 +207,7 @@ struct unwind_user_state {
 	bool		syscall;
 	unsigned long	retpath_start;
 	unsigned long	retpath_end;
+	u64		retpath_ident;
 	unsigned int	retpath_frames;
 };
 

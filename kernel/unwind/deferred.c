@@ -560,6 +560,9 @@ void unwind_task_init(struct task_struct *task)
 #ifdef CONFIG_UNWIND_USER_SFRAME
 	info->sframe_cache = NULL;
 #endif
+#ifdef CONFIG_UNWIND_USER_RETPATH
+	info->retpath_cache = NULL;
+#endif
 	unwind_report_task_init(info);
 	/* info->guess is the parent's: children guess if it did. */
 }
@@ -572,6 +575,7 @@ void unwind_task_free(struct task_struct *task)
 {
 	kfree(task->unwind_info.cache);
 	unwind_sframe_task_free(task);
+	unwind_retpath_task_free(task);
 }
 
 /**

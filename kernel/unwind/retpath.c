@@ -26,15 +26,137 @@
  * the library left behind ends the walk rather than adding wrong frames.
  * Every return address read by a frame read from its code is checked the
  * same way.
+ *
+ * A task keeps what its readings found (struct unwind_retpath_cache): a
+ * profiled task makes its system calls from a few call sites, again and
+ * again, and a reading costs microseconds. A copy holds for the IP in a
+ * mapping of the same file, at the same offset and address; a mapping
+ * that is writable, or not of a file (a JIT's), is read every time. A
+ * process that writes into its own read-only text (after mprotect())
+ * may get its own walks wrong, as it could with any table; no other
+ * process's.
  */
+#include <linux/fs.h>
+#include <linux/hash.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
+#include <linux/slab.h>
 #include <linux/unwind_user.h>
 #include <asm/unwind_user.h>
 #include "format.h"
 
 /* Frames one walk reads from their code, at most. */
 #define UNWIND_RETPATH_FRAMES	16
+
+/* The task's copies: 2^UNWIND_RETPATH_CACHE_BITS of them, by IP. */
+#define UNWIND_RETPATH_CACHE_BITS	6
+
+/**
+ * struct unwind_retpath_copy - what one reading found
+ * @ip:		the IP read from (0: an empty slot)
+ * @ident:	the mapping's identity (state->retpath_ident)
+ * @cfa_off:	the CFA's offset from its base
+ * @fp_off:	where the caller's frame pointer is, from the CFA
+ * @read:	the reading found the frame; else it gave up
+ * @cfa_fp:	the CFA is from the frame pointer, not the stack pointer
+ * @fp_saved:	the caller's frame pointer was saved at @fp_off, not kept
+ */
+struct unwind_retpath_copy {
+	unsigned long	ip;
+	u64		ident;
+	s32		cfa_off;
+	s32		fp_off;
+	bool		read;
+	bool		cfa_fp;
+	bool		fp_saved;
+};
+
+/* Used by its task only: no lock. */
+struct unwind_retpath_cache {
+	struct unwind_retpath_copy copies[1 << UNWIND_RETPATH_CACHE_BITS];
+};
+
+/**
+ * unwind_retpath_task_free - free a task's copies of frames read
+ * @task:	the task being freed
+ */
+void unwind_retpath_task_free(struct task_struct *task)
+{
+	kfree(task->unwind_info.retpath_cache);
+	task->unwind_info.retpath_cache = NULL;
+}
+
+/* The slot for @ip in the task's copies; NULL if there are none. */
+static struct unwind_retpath_copy *unwind_retpath_slot(unsigned long ip)
+{
+	struct unwind_retpath_cache *cache = current->unwind_info.retpath_cache;
+
+	if (!cache) {
+		cache = kzalloc(sizeof(*cache), GFP_KERNEL_ACCOUNT |
+						__GFP_NOWARN);
+		if (!cache)
+			return NULL;
+		current->unwind_info.retpath_cache = cache;
+	}
+	return &cache->copies[hash_long(ip, UNWIND_RETPATH_CACHE_BITS)];
+}
+
+/* Keep what the reading found (@read) in @frame. */
+static void unwind_retpath_keep(struct unwind_retpath_copy *copy,
+				struct unwind_user_state *state,
+				const struct unwind_user_frame *frame,
+				bool read)
+{
+	copy->ip = state->ip;
+	copy->ident = state->retpath_ident;
+	copy->read = read;
+	if (!read)
+		return;
+	copy->cfa_fp = frame->cfa.rule == UNWIND_USER_RULE_FP;
+	copy->cfa_off = frame->cfa.off;
+	copy->fp_saved = frame->fp.rule == UNWIND_USER_RULE_CFA;
+	copy->fp_off = frame->fp.off;
+}
+
+/* The frame a reading found, from its copy. */
+static void unwind_retpath_copied(const struct unwind_retpath_copy *copy,
+				  struct unwind_user_frame *frame)
+{
+	frame->cfa = (struct unwind_user_loc){
+		copy->cfa_fp ? UNWIND_USER_RULE_FP : UNWIND_USER_RULE_SP,
+		false, copy->cfa_off };
+	frame->ra = (struct unwind_user_loc){ UNWIND_USER_RULE_CFA, true, -8 };
+	if (copy->fp_saved)
+		frame->fp = (struct unwind_user_loc){ UNWIND_USER_RULE_CFA, true,
+						      copy->fp_off };
+	else
+		frame->fp = (struct unwind_user_loc){ UNWIND_USER_RULE_SAME };
+}
+
+/*
+ * Read the frame at state->ip, or take the task's copy of a reading of
+ * the same code. Return: true if the frame was found.
+ */
+static bool unwind_retpath_read(struct unwind_user_state *state,
+				struct unwind_user_frame *frame)
+{
+	struct unwind_retpath_copy *copy = NULL;
+	bool read;
+
+	if (state->retpath_ident) {
+		copy = unwind_retpath_slot(state->ip);
+		if (copy && copy->ip == state->ip &&
+		    copy->ident == state->retpath_ident) {
+			if (copy->read)
+				unwind_retpath_copied(copy, frame);
+			return copy->read;
+		}
+	}
+	read = arch_unwind_user_retpath(state, frame);
+	if (copy)
+		unwind_retpath_keep(copy, state, frame, read);
+	return read;
+}
 
 /*
  * Note the executable mapping of the interrupted IP as the one whose
@@ -52,6 +174,18 @@ static bool unwind_retpath_mapping(struct unwind_user_state *state)
 	if (vma && (vma->vm_flags & VM_EXEC)) {
 		state->retpath_start = vma->vm_start;
 		state->retpath_end = vma->vm_end;
+		state->retpath_ident = 0;
+		if (vma->vm_file && !(vma->vm_flags & VM_WRITE)) {
+			struct inode *inode = file_inode(vma->vm_file);
+
+			/* Never 0, which keeps nothing. */
+			state->retpath_ident =
+				hash_64(inode->i_ino ^
+					((u64)inode->i_sb->s_dev << 32) ^
+					((u64)inode->i_generation << 48) ^
+					vma->vm_pgoff ^
+					((u64)vma->vm_start << 12), 63) | 1;
+		}
 		found = true;
 	}
 	mmap_read_unlock(mm);
@@ -89,7 +223,7 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 	}
 
 	if (state->retpath_frames < UNWIND_RETPATH_FRAMES &&
-	    arch_unwind_user_retpath(state, frame)) {
+	    unwind_retpath_read(state, frame)) {
 		state->retpath_frames++;
 		*framep = frame;
 		frame->outermost = false;

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Frames read from their code: a system call made through a wrapper that
+ * keeps no frame pointer, in a program built with them. Without the
+ * reading, a frame-pointer walk from inside the wrapper skips the
+ * function that called it. The stacks are read with
+ * prctl(PR_USER_STACK_READ), itself a system call made through such a
+ * wrapper: the C library's prctl(), or the wrappers below, shaped as the
+ * C library's cancellable ones are (a frame of their own, %rbp used and
+ * restored).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "unwind_chain.h"
+
+#define ENTRIES	64
+#define STR_(x)	#x
+#define STR(x)	STR_(x)
+
+/*
+ * long frame_read(buf, size): prctl(PR_USER_STACK_READ, buf, size, 0, 0)
+ * with a 0x28-byte frame around the system call, as glibc's read() has
+ * in a multithreaded process. Returns the result, or -errno.
+ */
+asm(".text\n"
+    ".globl frame_read\n"
+    ".type frame_read, @function\n"
+    "frame_read:\n\t"
+    "sub $0x28, %rsp\n\t"
+    "mov %rsi, %rdx\n\t"
+    "mov %rdi, %rsi\n\t"
+    "mov $" STR(PR_USER_STACK_READ) ", %edi\n\t"
+    "xor %r10d, %r10d\n\t"
+    "xor %r8d, %r8d\n\t"
+    "mov $" STR(UT_SYS_PRCTL) ", %eax\n\t"
+    "syscall\n\t"
+    "add $0x28, %rsp\n\t"
+    "ret\n"
+    ".size frame_read, .-frame_read\n");
+
+/*
+ * The same with %rbp saved, used for a value and popped at the end, and
+ * a branch whose two ways meet before the return.
+ */
+asm(".text\n"
+    ".globl rbp_read\n"
+    ".type rbp_read, @function\n"
+    "rbp_read:\n\t"
+    "push %rbp\n\t"
+    "push %rbx\n\t"
+    "sub $0x18, %rsp\n\t"
+    "mov %rsi, %rdx\n\t"
+    "mov %rdi, %rsi\n\t"
+    "mov $0x1234, %ebp\n\t"
+    "mov $" STR(PR_USER_STACK_READ) ", %edi\n\t"
+    "xor %r10d, %r10d\n\t"
+    "xor %r8d, %r8d\n\t"
+    "mov $" STR(UT_SYS_PRCTL) ", %eax\n\t"
+    "syscall\n\t"
+    "test %rax, %rax\n\t"
+    "js 1f\n\t"
+    "mov %rax, %rbx\n\t"
+    "jmp 2f\n"
+    "1:\n\t"
+    "mov %rax, %rbx\n"
+    "2:\n\t"
+    "mov %rbx, %rax\n\t"
+    "add $0x18, %rsp\n\t"
+    "pop %rbx\n\t"
+    "pop %rbp\n\t"
+    "ret\n"
+    ".size rbp_read, .-rbp_read\n");
+
+long frame_read(uint64_t *buf, unsigned long size);
+long rbp_read(uint64_t *buf, unsigned long size);
+
+struct read_case {
+	long (*read)(uint64_t *buf, unsigned long size);
+	uint64_t buf[ENTRIES];
+	long n;
+	/* Where the caller of the wrapper returns to. */
+	uintptr_t ra;
+};
+
+static long glibc_read(uint64_t *buf, unsigned long size)
+{
+	return prctl(PR_USER_STACK_READ, buf, size, 0, 0);
+}
+
+/*
+ * The function that calls the wrapper, and whose frame the walk must not
+ * skip: entry 1 returns into it, entry 2 is its own return address.
+ */
+static void __attribute__((noinline)) read_from_here(struct read_case *c)
+{
+	c->n = c->read(c->buf, ENTRIES);
+	c->ra = (uintptr_t)__builtin_return_address(0);
+}
+
+/*
+ * @depth functions lie between the wrapper and read_from_here(): entry
+ * 1 + @depth returns into read_from_here(), the next one is its own
+ * return address.
+ */
+static void check_case(struct __test_metadata *_metadata,
+		       long (*read)(uint64_t *, unsigned long), int depth)
+{
+	struct read_case c = { .read = read };
+
+	read_from_here(&c);
+	ASSERT_GE(c.n, 4 + depth);
+	/* Entry 0 is in the wrapper, after its system call. */
+	EXPECT_NE(c.buf[1 + depth], c.ra);
+	EXPECT_LT(c.buf[1 + depth] - (uintptr_t)read_from_here, 256);
+	EXPECT_EQ(c.buf[2 + depth], c.ra);
+}
+
+/* glibc_read() calls the C library's prctl(): one frame more. */
+TEST(glibc_wrapper)
+{
+	check_case(_metadata, glibc_read, 1);
+}
+
+TEST(wrapper_with_frame)
+{
+	check_case(_metadata, frame_read, 0);
+}
+
+TEST(wrapper_using_rbp)
+{
+	check_case(_metadata, rbp_read, 0);
+}
+
+/*
+ * Read again and again: the task's copies of the reading give what the
+ * reading gave. The wrapper's entry, its caller's and the one after are
+ * compared: the loop's call site may be copied by the compiler.
+ */
+TEST(same_each_time)
+{
+	static struct read_case first, again;
+
+	for (int i = 0; i < 200; i++) {
+		again.read = rbp_read;
+		read_from_here(&again);
+		if (!i)
+			first = again;
+		ASSERT_GE(again.n, 4);
+		ASSERT_EQ(again.buf[0], first.buf[0]);
+		ASSERT_EQ(again.buf[1], first.buf[1]);
+		ASSERT_EQ(again.buf[2], again.ra);
+	}
+}
+
+static void *thread_read(void *arg)
+{
+	struct __test_metadata *_metadata = arg;
+
+	check_case(_metadata, glibc_read, 1);
+	check_case(_metadata, frame_read, 0);
+	check_case(_metadata, rbp_read, 0);
+	return NULL;
+}
+
+/* From another thread, whose stack ends in the C library's start_thread. */
+TEST(from_thread)
+{
+	pthread_t thread;
+
+	ASSERT_EQ(pthread_create(&thread, NULL, thread_read, _metadata), 0);
+	ASSERT_EQ(pthread_join(thread, NULL), 0);
+}
+
+TEST_HARNESS_MAIN
