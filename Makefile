@@ -172,7 +172,10 @@ unwindprof: kernel
 build/real/zstd: harness/build-zstd
 	@harness/build-zstd build/real
 
-test: kernel perf perf-asan unwindprof demo python kselftest build/test-progs/perf_smoke build/real/zstd
+build/real/xz: harness/build-xz
+	@harness/build-xz build/real
+
+test: kernel perf perf-asan unwindprof demo python kselftest build/test-progs/perf_smoke build/real/zstd build/real/xz
 	@harness/run-tests
 
 CMD ?= $(TOP)/build/demo/deepstack 3

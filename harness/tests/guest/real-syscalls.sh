@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# TAP: the system calls of real programs built with frame pointers, made
+# through Debian's C library, which has none: zstd (harness/build-zstd)
+# and xz (harness/build-xz), each compressing 22 MB with two worker
+# threads, under perf record with two cpu-clock events, one unwound by
+# --call-graph dwarf (perf's unwinding from the C library's .eh_frame,
+# the truth) and one by fp,defer. Of the samples taken in system calls:
+#
+# - those in places where dwarf reaches the thread's root function (main,
+#   POOL_thread, worker_start) must reach it with fp,defer in 0.9 of
+#   cases; the share of all is printed beside dwarf's;
+# - no chain may have a caller that dwarf never saw for its callee
+#   (compared by address in the one process): at most 2% of the samples,
+#   for rare call sites dwarf's own samples missed.
+#
+# syscall_roots.py does the counting. ZSTD, XZ, PERF and SRC are set by
+# harness/run-tests.
+echo "TAP version 13"
+n=0
+ok() { n=$((n + 1)); echo "ok $n $*"; }
+not_ok() { n=$((n + 1)); echo "not ok $n $*"; }
+skip() { n=$((n + 1)); echo "ok $n # SKIP $*"; }
+
+here=$(dirname "$0")
+. "$here/zstd-common.sh"
+in=/tmp/syscalls-input
+zstd_input "$in"
+
+# program name, roots, command...
+profile() {
+	local name=$1 roots=$2 data=/tmp/$1-syscalls.data
+	shift 2
+	if [ ! -x "$1" ]; then
+		skip "$name was not built"
+		skip "$name: system-call samples reach their root"
+		skip "$name: no caller dwarf never saw"
+		return
+	fi
+	if "$PERF" record -q -F 2000 --call-graph fp,defer \
+		-e cpu-clock/call-graph=dwarf,stack-size=16384/ -e cpu-clock \
+		-o "$data" -- "$@" >/dev/null 2>"/tmp/$name-syscalls.err"; then
+		ok "$name: perf record, cpu-clock with dwarf and with fp,defer"
+	else
+		not_ok "$name: perf record, cpu-clock with dwarf and with fp,defer"
+		sed 's/^/# /' "/tmp/$name-syscalls.err"
+	fi
+	"$PERF" script -i "$data" -F event,comm,tid,ip,sym,dso \
+		>"/tmp/$name-syscalls.script" 2>/dev/null
+	local ev samples rooted placed placed_rooted wrong
+	local d_samples=0 d_rooted=0
+	local f_samples=0 f_rooted=0 f_placed=0 f_placed_rooted=0 f_wrong=0
+	while read -r ev _ samples _ rooted _ placed _ placed_rooted _ wrong; do
+		echo "# $name $ev: $rooted of $samples system-call samples reach the root;" \
+			"$placed_rooted of $placed in places dwarf roots; $wrong with a caller dwarf never saw"
+		if [ "$ev" = dwarf ]; then
+			d_samples=$samples d_rooted=$rooted
+		else
+			f_samples=$samples f_rooted=$rooted f_placed=$placed
+			f_placed_rooted=$placed_rooted f_wrong=$wrong
+		fi
+	done < <(python3 "$here/syscall_roots.py" "/tmp/$name-syscalls.script" "$name" "$roots")
+	local msg="$name: fp,defer: $f_placed_rooted of $f_placed system-call samples reach their root where dwarf does ($f_rooted of $f_samples in all, dwarf $d_rooted of $d_samples)"
+	if [ "$f_placed" -ge 50 ] && [ $((f_placed_rooted * 10)) -ge $((f_placed * 9)) ]; then
+		ok "$msg"
+	else
+		not_ok "$msg (want 0.9, of 50 or more)"
+	fi
+	msg="$name: fp,defer: $f_wrong of $f_samples system-call samples have a caller dwarf never saw"
+	if [ "$f_samples" -gt 0 ] && [ $((f_wrong * 50)) -le "$f_samples" ]; then
+		ok "$msg"
+	else
+		not_ok "$msg (want at most 2%)"
+	fi
+}
+
+profile zstd main,POOL_thread "${ZSTD:-}" -q -T2 -3 -f "$in" -o /tmp/syscalls.zst
+profile xz main,worker_start "${XZ:-}" -q -T2 -3 -k -f -c "$in"
+echo "1..$n"

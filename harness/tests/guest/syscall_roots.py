@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The system-call samples of one recording: how many reach their root
+with fp,defer, against the truth of --call-graph dwarf in the same run.
+
+    syscall_roots.py SCRIPT COMM ROOT[,ROOT...]
+
+SCRIPT is `perf script -F event,comm,tid,ip,sym,dso` output of a
+recording with two cpu-clock events: one with call-graph=dwarf (the
+truth, unwound by perf from the C library's .eh_frame), the other with
+fp,defer. A system-call sample is a kernel sample of COMM whose kernel
+chain passes entry_SYSCALL_64; it reaches its root when its user chain
+holds one of the ROOT functions (main, a thread's start function).
+
+Prints one line per event ("dwarf", "defer"):
+
+    EVENT samples N rooted R placed P placed_rooted Q wrong W
+
+N system-call samples, R of them rooted; P of them in places (the
+innermost user IP) where dwarf roots at least half its samples, Q of
+those rooted. W samples have a caller edge (callee IP, caller return
+address, compared by address) that no dwarf sample of the run has: a
+frame skipped or made up. Addresses compare as they are in the one
+process: perf prints dwarf's return addresses minus one, which is added
+back.
+"""
+import collections
+import sys
+
+KERNEL = "[kernel.kallsyms]"
+
+
+def samples(path, comm):
+    """(event, [(sym, dso, addr)] kernel and user frames) of COMM."""
+    cur = None
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line.strip():
+                if cur:
+                    yield cur
+                cur = None
+                continue
+            if not line[0].isspace():
+                fields = line.split()
+                if len(fields) < 3 or fields[0] != comm:
+                    cur = None
+                    continue
+                event = "dwarf" if "dwarf" in fields[2] else "defer"
+                cur = (event, [])
+                continue
+            if cur is None:
+                continue
+            fields = line.split(None, 1)
+            if len(fields) < 2:
+                continue
+            addr = int(fields[0], 16)
+            sym, _, dso = fields[1].rpartition(" (")
+            dso = dso.rstrip(")")
+            frames = cur[1]
+            # Inlined functions repeat the address: one frame.
+            if frames and frames[-1][2] == addr:
+                continue
+            frames.append((sym, dso, addr))
+    if cur:
+        yield cur
+
+
+def main():
+    path, comm, roots = sys.argv[1], sys.argv[2], set(sys.argv[3].split(","))
+    chains = collections.defaultdict(list)
+    edges = set()
+    for event, frames in samples(path, comm):
+        user = [f for f in frames if f[1] != KERNEL]
+        if event == "dwarf":
+            user = user[:1] + [(s, d, a + 1) for s, d, a in user[1:]]
+            edges.update((a[2], b[2]) for a, b in zip(user, user[1:]))
+        if not frames or frames[0][1] != KERNEL or not user:
+            continue
+        if not any(f[0].startswith("entry_SYSCALL_64") for f in frames
+                   if f[1] == KERNEL):
+            continue
+        chains[event].append(user)
+    place_n = collections.Counter()
+    place_rooted = collections.Counter()
+    for user in chains["dwarf"]:
+        place_n[user[0][2]] += 1
+        place_rooted[user[0][2]] += any(f[0] in roots for f in user)
+    for event in ("dwarf", "defer"):
+        n = rooted = placed = placed_rooted = wrong = 0
+        for user in chains[event]:
+            is_rooted = any(f[0] in roots for f in user)
+            n += 1
+            rooted += is_rooted
+            place = user[0][2]
+            if place_n[place] and 2 * place_rooted[place] >= place_n[place]:
+                placed += 1
+                placed_rooted += is_rooted
+            if any((a[2], b[2]) not in edges for a, b in zip(user, user[1:])):
+                wrong += 1
+        print("%s samples %d rooted %d placed %d placed_rooted %d wrong %d"
+              % (event, n, rooted, placed, placed_rooted, wrong))
+
+
+if __name__ == "__main__":
+    main()
