@@ -19,7 +19,10 @@
  *   library that made the call, up to UNWIND_RETPATH_FRAMES of them.
  *
  * The walk leaves the mapping at the program's code, which it steps by
- * frame pointers or SFrame as before. Where a reading gives up, the
+ * frame pointers or SFrame as before. A frame read that turns out to be a
+ * frame-pointer record, the frame pointer pointing to it, is left to the
+ * frame-pointer format, and so is the rest of the walk: the library keeps
+ * frame pointers, or the program made the system call itself. Where a reading gives up, the
  * interrupted frame goes to the frame-pointer format and its rules for a
  * first frame; a caller in the mapping is stepped by frame pointer with
  * its return address checked to follow a call, so that a frame pointer
@@ -158,9 +161,34 @@ static bool unwind_retpath_read(struct unwind_user_state *state,
 	return read;
 }
 
+/* Note @vma, if executable, as the mapping whose frames the walk reads. */
+static bool unwind_retpath_note(struct unwind_user_state *state,
+				struct vm_area_struct *vma)
+{
+	struct inode *inode;
+
+	if (!(vma->vm_flags & VM_EXEC))
+		return false;
+	state->retpath_start = vma->vm_start;
+	state->retpath_end = vma->vm_end;
+	state->retpath_ident = 0;
+	if (!vma->vm_file || (vma->vm_flags & VM_WRITE))
+		return true;
+	inode = file_inode(vma->vm_file);
+	/* Never 0, which keeps nothing. */
+	state->retpath_ident = hash_64(inode->i_ino ^
+				       ((u64)inode->i_sb->s_dev << 32) ^
+				       ((u64)inode->i_generation << 48) ^
+				       vma->vm_pgoff ^
+				       ((u64)vma->vm_start << 12), 63) | 1;
+	return true;
+}
+
 /*
  * Note the executable mapping of the interrupted IP as the one whose
- * frames the walk reads. False if the IP is in none.
+ * frames the walk reads. False if the IP is in none. The VMA's own lock,
+ * where there is one, keeps the walk from taking the mmap lock (walks
+ * through known text take none; see sframe_mm.c).
  */
 static bool unwind_retpath_mapping(struct unwind_user_state *state)
 {
@@ -168,28 +196,38 @@ static bool unwind_retpath_mapping(struct unwind_user_state *state)
 	struct vm_area_struct *vma;
 	bool found = false;
 
-	if (!mm || mmap_read_lock_killable(mm))
+	if (!mm)
+		return false;
+#ifdef CONFIG_PER_VMA_LOCK
+	vma = lock_vma_under_rcu(mm, state->ip);
+	if (vma) {
+		found = unwind_retpath_note(state, vma);
+		vma_end_read(vma);
+		return found;
+	}
+#endif
+	if (mmap_read_lock_killable(mm))
 		return false;
 	vma = vma_lookup(mm, state->ip);
-	if (vma && (vma->vm_flags & VM_EXEC)) {
-		state->retpath_start = vma->vm_start;
-		state->retpath_end = vma->vm_end;
-		state->retpath_ident = 0;
-		if (vma->vm_file && !(vma->vm_flags & VM_WRITE)) {
-			struct inode *inode = file_inode(vma->vm_file);
-
-			/* Never 0, which keeps nothing. */
-			state->retpath_ident =
-				hash_64(inode->i_ino ^
-					((u64)inode->i_sb->s_dev << 32) ^
-					((u64)inode->i_generation << 48) ^
-					vma->vm_pgoff ^
-					((u64)vma->vm_start << 12), 63) | 1;
-		}
-		found = true;
-	}
+	if (vma)
+		found = unwind_retpath_note(state, vma);
 	mmap_read_unlock(mm);
 	return found;
+}
+
+/*
+ * Is the frame read a frame-pointer record that the frame pointer points
+ * to: the caller's %rbp saved just below the return address, and %rbp
+ * holding where? A function that saved %rbp first and uses it for its
+ * own values reads the same, but its %rbp points elsewhere.
+ */
+static bool unwind_retpath_fp_record(const struct unwind_user_state *state,
+				     const struct unwind_user_frame *frame)
+{
+	if (frame->cfa.rule == UNWIND_USER_RULE_FP)
+		return true;
+	return frame->fp.rule == UNWIND_USER_RULE_CFA && frame->fp.off == -16 &&
+	       state->fp == state->sp + frame->cfa.off - 16;
 }
 
 /**
@@ -224,6 +262,15 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 
 	if (state->retpath_frames < UNWIND_RETPATH_FRAMES &&
 	    unwind_retpath_read(state, frame)) {
+		/*
+		 * Code that keeps frame pointers: the frame-pointer format
+		 * says the same, and walks the rest of the stack as it
+		 * always has.
+		 */
+		if (unwind_retpath_fp_record(state, frame)) {
+			state->retpath_end = state->retpath_start;
+			return UNWIND_USER_UNKNOWN;
+		}
 		state->retpath_frames++;
 		*framep = frame;
 		frame->outermost = false;

@@ -3,9 +3,10 @@
 # TAP: the system calls of real programs built with frame pointers, made
 # through Debian's C library, which has none: zstd (harness/build-zstd)
 # and xz (harness/build-xz), each compressing 22 MB with two worker
-# threads, under perf record with two cpu-clock events, one unwound by
+# threads, under perf record with three cpu-clock events, unwound by
 # --call-graph dwarf (perf's unwinding from the C library's .eh_frame,
-# the truth) and one by fp,defer. Of the samples taken in system calls:
+# the truth), by fp (the walk in the interrupt) and by fp,defer. Of the
+# samples taken in system calls:
 #
 # - those in places where dwarf reaches the thread's root function (main,
 #   POOL_thread, worker_start) must reach it with fp,defer in 0.9 of
@@ -38,11 +39,12 @@ profile() {
 		return
 	fi
 	if "$PERF" record -q -F 2000 --call-graph fp,defer \
-		-e cpu-clock/call-graph=dwarf,stack-size=16384/ -e cpu-clock \
+		-e cpu-clock/call-graph=dwarf,stack-size=16384/ \
+		-e cpu-clock/call-graph=fp/ -e cpu-clock \
 		-o "$data" -- "$@" >/dev/null 2>"/tmp/$name-syscalls.err"; then
-		ok "$name: perf record, cpu-clock with dwarf and with fp,defer"
+		ok "$name: perf record, cpu-clock with dwarf, fp and fp,defer"
 	else
-		not_ok "$name: perf record, cpu-clock with dwarf and with fp,defer"
+		not_ok "$name: perf record, cpu-clock with dwarf, fp and fp,defer"
 		sed 's/^/# /' "/tmp/$name-syscalls.err"
 	fi
 	"$PERF" script -i "$data" -F event,comm,tid,ip,sym,dso \
@@ -55,10 +57,12 @@ profile() {
 			"$placed_rooted of $placed in places dwarf roots; $wrong with a caller dwarf never saw"
 		if [ "$ev" = dwarf ]; then
 			d_samples=$samples d_rooted=$rooted
-		else
+		elif [ "$ev" = defer ]; then
 			f_samples=$samples f_rooted=$rooted f_placed=$placed
 			f_placed_rooted=$placed_rooted f_wrong=$wrong
 		fi
+		# One line per event for bench/report.py.
+		echo "# real-syscalls: $name $ev samples=$samples rooted=$rooted placed=$placed placed_rooted=$placed_rooted wrong=$wrong"
 	done < <(python3 "$here/syscall_roots.py" "/tmp/$name-syscalls.script" "$name" "$roots")
 	local msg="$name: fp,defer: $f_placed_rooted of $f_placed system-call samples reach their root where dwarf does ($f_rooted of $f_samples in all, dwarf $d_rooted of $d_samples)"
 	if [ "$f_placed" -ge 50 ] && [ $((f_placed_rooted * 10)) -ge $((f_placed * 9)) ]; then

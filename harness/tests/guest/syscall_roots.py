@@ -6,13 +6,13 @@ with fp,defer, against the truth of --call-graph dwarf in the same run.
     syscall_roots.py SCRIPT COMM ROOT[,ROOT...]
 
 SCRIPT is `perf script -F event,comm,tid,ip,sym,dso` output of a
-recording with two cpu-clock events: one with call-graph=dwarf (the
-truth, unwound by perf from the C library's .eh_frame), the other with
-fp,defer. A system-call sample is a kernel sample of COMM whose kernel
+recording with three cpu-clock events: call-graph=dwarf (the truth,
+unwound by perf from the C library's .eh_frame), call-graph=fp (the
+in-interrupt walk) and the recording's own, fp,defer. A system-call sample is a kernel sample of COMM whose kernel
 chain passes entry_SYSCALL_64; it reaches its root when its user chain
 holds one of the ROOT functions (main, a thread's start function).
 
-Prints one line per event ("dwarf", "defer"):
+Prints one line per event ("dwarf", "fp", "defer"):
 
     EVENT samples N rooted R placed P placed_rooted Q wrong W
 
@@ -46,7 +46,8 @@ def samples(path, comm):
                 if len(fields) < 3 or fields[0] != comm:
                     cur = None
                     continue
-                event = "dwarf" if "dwarf" in fields[2] else "defer"
+                event = ("dwarf" if "dwarf" in fields[2] else
+                         "fp" if "call-graph=fp" in fields[2] else "defer")
                 cur = (event, [])
                 continue
             if cur is None:
@@ -86,7 +87,7 @@ def main():
     for user in chains["dwarf"]:
         place_n[user[0][2]] += 1
         place_rooted[user[0][2]] += any(f[0] in roots for f in user)
-    for event in ("dwarf", "defer"):
+    for event in ("dwarf", "fp", "defer"):
         n = rooted = placed = placed_rooted = wrong = 0
         for user in chains[event]:
             is_rooted = any(f[0] in roots for f in user)

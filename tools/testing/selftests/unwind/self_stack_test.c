@@ -301,7 +301,10 @@ TEST(vdso_syscall)
 /*
  * prctl(PR_USER_STACK_READ, buf, size, 0, 0) with the frame pointer
  * register set to fp, so that the walk follows crafted frame records.
- * The user IP is crafted_read_ret.
+ * The user IP is crafted_read_ret. The "and $-1, %rsp" there changes
+ * nothing, but the kernel's reading of frames from their code gives up
+ * on it, so that the walk takes the crafted frame pointer (as for
+ * ut_syscall_fp in unwind_helpers.h).
  */
 long crafted_read(uint64_t *buf, long size, unsigned long fp);
 asm(".text\n"
@@ -317,6 +320,7 @@ asm(".text\n"
 	"	xor %r8d, %r8d\n"
 	"	syscall\n"
 	"crafted_read_ret:\n"
+	"	and $-1, %rsp\n"
 	"	pop %rbp\n"
 	"	ret\n");
 

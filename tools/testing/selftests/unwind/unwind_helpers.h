@@ -40,7 +40,11 @@
  * set to fp during the call (and no frame of its own), to make the kernel
  * walk a crafted stack. Its user IP is ut_syscall_fp_ret. Arguments four
  * and five are 0 on x86-64 (prctl(PR_USER_STACK_READ) from a crafted
- * stack wants them so).
+ * stack wants them so). On x86-64 its way out starts with "and $-1, %rsp",
+ * which changes nothing but is a write to %rsp that the kernel's reading
+ * of frames from their code gives up on: the walk then takes the crafted
+ * frame pointer, as the frame-pointer format does (retpath_test tests
+ * the reading).
  *
  * ut_spin(n, ...): n turns of a loop in user mode, in a function with a
  * standard frame that also stores its return address in ut_leaf_ra. An
@@ -87,6 +91,7 @@ asm(".text\n"
 	"	xor %r8d, %r8d\n"
 	"	syscall\n"
 	"ut_syscall_fp_ret:\n"
+	"	and $-1, %rsp\n"
 	"	pop %rbp\n"
 	"	ret\n"
 	".globl ut_fp_probe, ut_fp_probe_at\n"
