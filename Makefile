@@ -245,12 +245,12 @@ build/bench/selfunwind: bench/selfunwind.c $(UAPI)/linux/prctl.h
 # The null system call is also timed on the same guest kernel without the
 # series (CONFIG=nounwind), in boots alternating with the series' kernel.
 NULL_BOOTS ?= 3
-bench: kernel perf unwindprof demo $(BENCH_PROGS) build/real/zstd
+bench: kernel perf unwindprof demo $(BENCH_PROGS) build/real/zstd build/real/xz
 	@+$(MAKE) --no-print-directory kernel CONFIG=nounwind
 	@rm -rf build/bench-out && mkdir -p build/bench-out
 	@harness/vm-run --timeout 3600 --mem 3072 --nmi --rw $(TOP)/build/bench-out \
-		--env ZSTD=$(TOP)/build/real/zstd --env SRC=$(TOP)/build/linux \
-		--env MINIVM=$(TOP)/build/demo/minivm -- \
+		--env ZSTD=$(TOP)/build/real/zstd --env XZ=$(TOP)/build/real/xz \
+		--env SRC=$(TOP)/build/linux --env MINIVM=$(TOP)/build/demo/minivm -- \
 		$(TOP)/bench/run-guest $(TOP)/build/bench-out $(TOP)/build/bin/perf $(TOP)/build/bench \
 		$(TOP)/build/bin/unwindprof
 	@for i in $$(seq $(NULL_BOOTS)); do for k in nounwind $(CONFIG); do \
