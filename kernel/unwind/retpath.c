@@ -250,7 +250,8 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 	if (state->ws != 8)
 		return UNWIND_USER_UNKNOWN;
 	if (topmost) {
-		state->retpath_start = state->retpath_end = 0;
+		state->retpath_start = 0;
+		state->retpath_end = 0;
 		state->retpath_frames = 0;
 		if (!state->syscall || !arch_unwind_user_after_syscall(state) ||
 		    !unwind_retpath_mapping(state))

@@ -483,10 +483,12 @@ static bool retpath_same(const struct retpath_where *a,
 static bool retpath_meet(const struct retpath_where *a,
 			 const struct retpath_where *b)
 {
-	if (a->off != b->off || a->base != b->base ||
-	    (a->fp == RETPATH_FP_SAVED) != (b->fp == RETPATH_FP_SAVED))
+	bool a_saved = a->fp == RETPATH_FP_SAVED;
+	bool b_saved = b->fp == RETPATH_FP_SAVED;
+
+	if (a->off != b->off || a->base != b->base || a_saved != b_saved)
 		return false;
-	return a->fp != RETPATH_FP_SAVED || a->fp_off == b->fp_off;
+	return !a_saved || a->fp_off == b->fp_off;
 }
 
 /* How a reading, or one way of it, ends. */
@@ -626,8 +628,13 @@ static bool retpath_read(struct retpath *rp, unsigned long ip)
 	struct retpath_where w = { .ip = ip };
 	enum retpath_end end;
 
-	rp->start = rp->len = rp->insns = rp->ntodo = rp->nseen = 0;
-	rp->found = rp->agreed = false;
+	rp->start = 0;
+	rp->len = 0;
+	rp->insns = 0;
+	rp->ntodo = 0;
+	rp->nseen = 0;
+	rp->found = false;
+	rp->agreed = false;
 	end = retpath_follow(rp, w);
 	while (end == RETPATH_DONE && rp->ntodo)
 		end = retpath_follow(rp, rp->seen[rp->todo[--rp->ntodo]]);

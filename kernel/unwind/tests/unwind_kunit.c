@@ -611,9 +611,8 @@ static struct kunit_suite unwind_retpath_suite = {
 	.name = "unwind_user_retpath",
 	.test_cases = unwind_retpath_cases,
 };
-#define UNWIND_RETPATH_SUITE	&unwind_retpath_suite,
-#else
-#define UNWIND_RETPATH_SUITE
+
+kunit_test_suite(unwind_retpath_suite);
 #endif
 
 static struct kunit_case unwind_cookie_cases[] = {
@@ -650,8 +649,7 @@ static struct kunit_suite unwind_walker_suite = {
 	.test_cases = unwind_walker_cases,
 };
 
-kunit_test_suites(&unwind_cookie_suite, &unwind_walker_suite,
-		  UNWIND_RETPATH_SUITE);
+kunit_test_suites(&unwind_cookie_suite, &unwind_walker_suite);
 
 MODULE_DESCRIPTION("KUnit tests of deferred user stack unwinding");
 MODULE_LICENSE("GPL");

@@ -18,6 +18,12 @@
 #include "unwind_chain.h"
 
 #define ENTRIES	64
+
+/* A reader of the stack: the entries into buf, their number or -errno. */
+typedef long stack_reader(uint64_t *buf, unsigned long size);
+
+/* The wrappers, in assembly below. */
+stack_reader frame_read, rbp_read;
 #define STR_(x)	#x
 #define STR(x)	STR_(x)
 
@@ -27,59 +33,56 @@
  * in a multithreaded process. Returns the result, or -errno.
  */
 asm(".text\n"
-    ".globl frame_read\n"
-    ".type frame_read, @function\n"
-    "frame_read:\n\t"
-    "sub $0x28, %rsp\n\t"
-    "mov %rsi, %rdx\n\t"
-    "mov %rdi, %rsi\n\t"
-    "mov $" STR(PR_USER_STACK_READ) ", %edi\n\t"
-    "xor %r10d, %r10d\n\t"
-    "xor %r8d, %r8d\n\t"
-    "mov $" STR(UT_SYS_PRCTL) ", %eax\n\t"
-    "syscall\n\t"
-    "add $0x28, %rsp\n\t"
-    "ret\n"
-    ".size frame_read, .-frame_read\n");
+	".globl frame_read\n"
+	".type frame_read, @function\n"
+	"frame_read:\n\t"
+	"sub $0x28, %rsp\n\t"
+	"mov %rsi, %rdx\n\t"
+	"mov %rdi, %rsi\n\t"
+	"mov $" STR(PR_USER_STACK_READ) ", %edi\n\t"
+	"xor %r10d, %r10d\n\t"
+	"xor %r8d, %r8d\n\t"
+	"mov $" STR(UT_SYS_PRCTL) ", %eax\n\t"
+	"syscall\n\t"
+	"add $0x28, %rsp\n\t"
+	"ret\n"
+	".size frame_read, .-frame_read\n");
 
 /*
  * The same with %rbp saved, used for a value and popped at the end, and
  * a branch whose two ways meet before the return.
  */
 asm(".text\n"
-    ".globl rbp_read\n"
-    ".type rbp_read, @function\n"
-    "rbp_read:\n\t"
-    "push %rbp\n\t"
-    "push %rbx\n\t"
-    "sub $0x18, %rsp\n\t"
-    "mov %rsi, %rdx\n\t"
-    "mov %rdi, %rsi\n\t"
-    "mov $0x1234, %ebp\n\t"
-    "mov $" STR(PR_USER_STACK_READ) ", %edi\n\t"
-    "xor %r10d, %r10d\n\t"
-    "xor %r8d, %r8d\n\t"
-    "mov $" STR(UT_SYS_PRCTL) ", %eax\n\t"
-    "syscall\n\t"
-    "test %rax, %rax\n\t"
-    "js 1f\n\t"
-    "mov %rax, %rbx\n\t"
-    "jmp 2f\n"
-    "1:\n\t"
-    "mov %rax, %rbx\n"
-    "2:\n\t"
-    "mov %rbx, %rax\n\t"
-    "add $0x18, %rsp\n\t"
-    "pop %rbx\n\t"
-    "pop %rbp\n\t"
-    "ret\n"
-    ".size rbp_read, .-rbp_read\n");
-
-long frame_read(uint64_t *buf, unsigned long size);
-long rbp_read(uint64_t *buf, unsigned long size);
+	".globl rbp_read\n"
+	".type rbp_read, @function\n"
+	"rbp_read:\n\t"
+	"push %rbp\n\t"
+	"push %rbx\n\t"
+	"sub $0x18, %rsp\n\t"
+	"mov %rsi, %rdx\n\t"
+	"mov %rdi, %rsi\n\t"
+	"mov $0x1234, %ebp\n\t"
+	"mov $" STR(PR_USER_STACK_READ) ", %edi\n\t"
+	"xor %r10d, %r10d\n\t"
+	"xor %r8d, %r8d\n\t"
+	"mov $" STR(UT_SYS_PRCTL) ", %eax\n\t"
+	"syscall\n\t"
+	"test %rax, %rax\n\t"
+	"js 1f\n\t"
+	"mov %rax, %rbx\n\t"
+	"jmp 2f\n"
+	"1:\n\t"
+	"mov %rax, %rbx\n"
+	"2:\n\t"
+	"mov %rbx, %rax\n\t"
+	"add $0x18, %rsp\n\t"
+	"pop %rbx\n\t"
+	"pop %rbp\n\t"
+	"ret\n"
+	".size rbp_read, .-rbp_read\n");
 
 struct read_case {
-	long (*read)(uint64_t *buf, unsigned long size);
+	stack_reader *read;
 	uint64_t buf[ENTRIES];
 	long n;
 	/* Where the caller of the wrapper returns to. */
@@ -93,9 +96,10 @@ static long glibc_read(uint64_t *buf, unsigned long size)
 
 /*
  * The function that calls the wrapper, and whose frame the walk must not
- * skip: entry 1 returns into it, entry 2 is its own return address.
+ * skip: entry 1 returns into it, entry 2 is its own return address. The
+ * Makefile's -fno-inline keeps it a function of its own.
  */
-static void __attribute__((noinline)) read_from_here(struct read_case *c)
+static void read_from_here(struct read_case *c)
 {
 	c->n = c->read(c->buf, ENTRIES);
 	c->ra = (uintptr_t)__builtin_return_address(0);
@@ -107,7 +111,7 @@ static void __attribute__((noinline)) read_from_here(struct read_case *c)
  * return address.
  */
 static void check_case(struct __test_metadata *_metadata,
-		       long (*read)(uint64_t *, unsigned long), int depth)
+		       stack_reader *read, int depth)
 {
 	struct read_case c = { .read = read };
 
