@@ -48,8 +48,13 @@ counts=$(awk 'BEGIN { RS = "" }
 	END { print kernel + 0, stitched + 0, wrong + 0 }' /tmp/minivm.script)
 read -r kernel stitched wrong <<<"$counts"
 echo "# kernel samples in read(): $kernel, with interpreted frames: $stitched, wrong chains: $wrong"
-check '[ "$kernel" -gt 50 ] && [ $((stitched * 100)) -ge $((kernel * 90)) ]' \
-	"at least 90% of read()'s kernel samples carry interpreted frames ($stitched of $kernel)"
+# The share of samples a report reaches depends on how fast the handler
+# answers: under the debug kernel (KASAN, lockdep) it runs several times
+# slower and more samples meet the rate limit, so that lane asks less.
+want=90
+[ "${CONFIG:-}" = debug ] && want=75
+check '[ "$kernel" -gt 50 ] && [ $((stitched * 100)) -ge $((kernel * want)) ]' \
+	"at least $want% of read()'s kernel samples carry interpreted frames ($stitched of $kernel)"
 check '[ "$wrong" -eq 0 ] && [ "$stitched" -gt 0 ]' \
 	"each carries the chain of the function that read ($wrong wrong)"
 # The interpreted frames come right under the kernel's, before the

@@ -98,8 +98,13 @@ counts=$(awk 'BEGIN { RS = "" }
 	END { print kernel + 0, stitched + 0, right + 0, native + 0 }' /tmp/python.script)
 read -r kernel stitched right native <<<"$counts"
 echo "# kernel samples in read() after the opt-in: $kernel, with Python frames: $stitched, the whole chain in order: $right, native frames after: $native"
-check '[ "$kernel" -gt 50 ] && [ $((right * 100)) -ge $((kernel * 90)) ]' \
-	"at least 90% of read()'s kernel samples carry gamma, beta, alpha, <module> innermost first ($right of $kernel)"
+# The share of samples a report reaches depends on how fast the handler
+# answers: under the debug kernel (KASAN, lockdep) it runs several times
+# slower and more samples meet the rate limit, so that lane asks less.
+want=90
+[ "${CONFIG:-}" = debug ] && want=75
+check '[ "$kernel" -gt 50 ] && [ $((right * 100)) -ge $((kernel * want)) ]' \
+	"at least $want% of read()'s kernel samples carry gamma, beta, alpha, <module> innermost first ($right of $kernel)"
 check '[ "$right" -eq "$stitched" ] && [ "$stitched" -gt 0 ]' \
 	"no sample carries another chain ($((stitched - right)) of $stitched)"
 check '[ "$native" -gt 0 ] && [ $((native * 100)) -ge $((right * 90)) ]' \

@@ -14,8 +14,9 @@
 #   hundred samples a run, 0.9 would fail now and then); the share of
 #   all is printed beside dwarf's and fp's;
 # - no chain may have a caller that dwarf never saw for its callee
-#   (compared by address in the one process): at most 2% of the samples,
-#   for rare call sites dwarf's own samples missed.
+#   (compared by address in the one process): at most 3% of the samples,
+#   for rare call sites dwarf's own samples missed and for the frames
+#   ld.so's start-up code hides (0 to 4 samples, up to 1.6%, measured).
 #
 # syscall_roots.py does the counting. ZSTD, XZ, PERF and SRC are set by
 # harness/run-tests.
@@ -40,14 +41,17 @@ profile() {
 		skip "$name: no caller dwarf never saw"
 		return
 	fi
-	if "$PERF" record -q -F 2000 --call-graph fp,defer \
+	local rc=0
+	"$PERF" record -q -F 2000 --call-graph fp,defer \
 		-e cpu-clock/call-graph=dwarf,stack-size=16384/ \
 		-e cpu-clock/call-graph=fp/ -e cpu-clock \
-		-o "$data" -- "$@" >/dev/null 2>"/tmp/$name-syscalls.err"; then
+		-o "$data" -- "$@" >/dev/null 2>"/tmp/$name-syscalls.err" || rc=$?
+	if [ $rc -eq 0 ]; then
 		ok "$name: perf record, cpu-clock with dwarf, fp and fp,defer"
 	else
-		not_ok "$name: perf record, cpu-clock with dwarf, fp and fp,defer"
+		not_ok "$name: perf record, cpu-clock with dwarf, fp and fp,defer (exit $rc)"
 		sed 's/^/# /' "/tmp/$name-syscalls.err"
+		df -h /tmp | sed 's/^/# /'
 	fi
 	"$PERF" script -i "$data" -F event,comm,tid,ip,sym,dso \
 		>"/tmp/$name-syscalls.script" 2>/dev/null
@@ -66,6 +70,8 @@ profile() {
 		# One line per event for bench/report.py.
 		echo "# real-syscalls: $name $ev samples=$samples rooted=$rooted placed=$placed placed_rooted=$placed_rooted wrong=$wrong"
 	done < <(python3 "$here/syscall_roots.py" "/tmp/$name-syscalls.script" "$name" "$roots")
+	# The guest's /tmp is memory: the next program needs it.
+	rm -f "$data" "/tmp/$name-syscalls.script"
 	local msg="$name: fp,defer: $f_placed_rooted of $f_placed system-call samples reach their root where dwarf does ($f_rooted of $f_samples in all, dwarf $d_rooted of $d_samples)"
 	if [ "$f_placed" -ge 50 ] && [ $((f_placed_rooted * 20)) -ge $((f_placed * 17)) ]; then
 		ok "$msg"
@@ -73,13 +79,14 @@ profile() {
 		not_ok "$msg (want 0.85, of 50 or more)"
 	fi
 	msg="$name: fp,defer: $f_wrong of $f_samples system-call samples have a caller dwarf never saw"
-	if [ "$f_samples" -gt 0 ] && [ $((f_wrong * 50)) -le "$f_samples" ]; then
+	if [ "$f_samples" -gt 0 ] && [ $((f_wrong * 100)) -le $((f_samples * 3)) ]; then
 		ok "$msg"
 	else
-		not_ok "$msg (want at most 2%)"
+		not_ok "$msg (want at most 3%)"
 	fi
 }
 
 profile zstd main,POOL_thread "${ZSTD:-}" -q -T2 -3 -f "$in" -o /tmp/syscalls.zst
 profile xz main,worker_start "${XZ:-}" -q -T2 -3 -k -f -c "$in"
+rm -f "$in" /tmp/syscalls.zst
 echo "1..$n"
