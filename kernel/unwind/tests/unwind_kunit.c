@@ -416,6 +416,20 @@ static void retpath_expect_fp(struct kunit *test, struct retpath_env *r)
 		KUNIT_EXPECT_EQ(test, r->env->entries[i + 1], RA(r->env, i));
 }
 
+/*
+ * Walk @code, whose frame holds the caller's return address @ra_off bytes
+ * above the stack pointer, with the program's chain in the frame pointer.
+ */
+static void retpath_caller_at(struct kunit *test, const u8 *code, size_t len,
+			      unsigned long ra_off)
+{
+	struct retpath_env r = retpath_env(test);
+
+	put_word(test, r.env, r.sp + ra_off, PROG_RA(r.env));
+	retpath_walk(test, &r, code, len, FRAME(r.env, 0));
+	retpath_expect_caller(test, &r);
+}
+
 /* glibc's cancellable read(): a frame of 0x28 bytes around the call. */
 static void retpath_wrapper(struct kunit *test)
 {
@@ -425,11 +439,8 @@ static void retpath_wrapper(struct kunit *test)
 		0x48, 0x83, 0xc4, 0x28,		/* add $0x28,%rsp */
 		0xc3,				/* ret */
 	};
-	struct retpath_env r = retpath_env(test);
 
-	put_word(test, r.env, r.sp + 0x28, PROG_RA(r.env));
-	retpath_walk(test, &r, code, sizeof(code), FRAME(r.env, 0));
-	retpath_expect_caller(test, &r);
+	retpath_caller_at(test, code, sizeof(code), 0x28);
 }
 
 /* %rbp used for the wrapper's own purpose, the caller's popped at its end. */
@@ -467,11 +478,8 @@ static void retpath_ways(struct kunit *test)
 		0x0f, 0x1f, 0x00,		/* nopl (%rax): padding */
 		0x55,				/* push %rbp: another function */
 	};
-	struct retpath_env r = retpath_env(test);
 
-	put_word(test, r.env, r.sp + 0x10, PROG_RA(r.env));
-	retpath_walk(test, &r, code, sizeof(code), FRAME(r.env, 0));
-	retpath_expect_caller(test, &r);
+	retpath_caller_at(test, code, sizeof(code), 0x10);
 }
 
 /* A tail call through memory returns to the caller, as a ret would. */
@@ -482,11 +490,8 @@ static void retpath_tail_call(struct kunit *test)
 		0x48, 0x83, 0xc4, 0x08,		/* add $0x8,%rsp */
 		0xff, 0x25, 0, 0, 0, 0,		/* jmp *0(%rip) */
 	};
-	struct retpath_env r = retpath_env(test);
 
-	put_word(test, r.env, r.sp + 0x8, PROG_RA(r.env));
-	retpath_walk(test, &r, code, sizeof(code), FRAME(r.env, 0));
-	retpath_expect_caller(test, &r);
+	retpath_caller_at(test, code, sizeof(code), 0x8);
 }
 
 /* A wrapper with a frame pointer: "leave" takes the frame from %rbp. */
