@@ -642,6 +642,47 @@ def syscalls_section(raw):
     return "\n".join(o)
 
 
+def bytes_section(raw):
+    """perf.data bytes per sample of zstd: fp against fp,defer, and the
+    SFrame build with fp,defer."""
+    path = os.path.join(raw, "real-bytes.txt")
+    if not os.path.exists(path):
+        return ""
+    rows = {}
+    for line in open(path):
+        if line.startswith("# real-bytes:"):
+            f = line.split()
+            rows[f[2]] = {k: int(v) for k, v in
+                          (x.split("=") for x in f[3:])}
+    fp = rows.get("fp")
+    if not fp or not fp["samples"]:
+        return ""
+    per_fp = fp["bytes"] / fp["samples"]
+    o = ["## Bytes per sample of a real program\n",
+         "zstd (`-T2 -3`, 8 MB), built from Debian's sources with frame "
+         "pointers, under `perf record -e cpu-clock -F 2000`, once per "
+         "mode; its SFrame build (no frame pointers) with `fp,defer`. "
+         "Most samples interrupt user mode; with `fp,defer` they take their "
+         "user chain in the interrupt (`unwind_user_nofault()`), and only "
+         "kernel entries with samples get a deferred record "
+         "(`harness/tests/guest/real-bytes.sh`).\n",
+         "| build | mode | samples | bytes/sample | against fp | "
+         "deferred records |",
+         "| --- | --- | --- | --- | --- | --- |"]
+    for name, build, mode in (("fp", "frame pointers", "fp"),
+                              ("defer", "frame pointers", "fp,defer"),
+                              ("sframe", "SFrame", "fp,defer")):
+        r = rows.get(name)
+        if not r or not r["samples"]:
+            continue
+        per = r["bytes"] / r["samples"]
+        o.append("| %s | %s | %d | %d | %.2f | %d |"
+                 % (build, mode, r["samples"], per, per / per_fp,
+                    r["records"]))
+    o.append("")
+    return "\n".join(o)
+
+
 def main(argv):
     raw, results, plot, command = argv[1:5]
     try:
@@ -759,6 +800,7 @@ def main(argv):
     o.append(selfunwind_section(raw))
     o.append(python_section(raw))
     o.append(syscalls_section(raw))
+    o.append(bytes_section(raw))
 
     n64, i64 = m[(64, "nmi")], m[(64, "irq")]
     flat = med(m[(512, "nmi")]["request"]) / med(m[(8, "nmi")]["request"])

@@ -19,6 +19,8 @@
 #include <linux/list.h>
 #include <linux/sched.h>
 
+struct pt_regs;
+
 struct unwind_work;
 struct task_struct;
 
@@ -97,6 +99,8 @@ int unwind_deferred_init(struct unwind_work *work, unwind_callback_t func);
 int unwind_deferred_request(struct unwind_work *work, u64 *cookie);
 void unwind_deferred_cancel(struct unwind_work *work);
 int unwind_user_faultable(struct unwind_stacktrace *trace);
+int unwind_user_nofault(struct pt_regs *regs, struct unwind_stacktrace *trace,
+			unsigned int max);
 
 /* The kfunc of the BPF client, kernel/bpf/unwind_deferred.c. */
 int bpf_unwind_deferred_request(u64 *cookie);
@@ -115,10 +119,15 @@ void unwind_deferred_run(struct unwind_task_info *info);
 void unwind_report_signal(struct unwind_task_info *info, u64 cookie);
 u64 unwind_entry_cookie(void);
 void unwind_report_task_init(struct unwind_task_info *info);
+bool unwind_report_wanted(void);
 #else
 static inline void unwind_report_signal(struct unwind_task_info *info,
 					u64 cookie) { }
 static inline void unwind_report_task_init(struct unwind_task_info *info) { }
+static inline bool unwind_report_wanted(void)
+{
+	return false;
+}
 #endif
 
 /*
@@ -217,6 +226,14 @@ static inline int unwind_deferred_request(struct unwind_work *work,
 static inline void unwind_deferred_cancel(struct unwind_work *work) { }
 
 static inline int unwind_user_faultable(struct unwind_stacktrace *trace)
+{
+	trace->nr = 0;
+	return -EOPNOTSUPP;
+}
+
+static inline int unwind_user_nofault(struct pt_regs *regs,
+				      struct unwind_stacktrace *trace,
+				      unsigned int max)
 {
 	trace->nr = 0;
 	return -EOPNOTSUPP;

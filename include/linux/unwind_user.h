@@ -35,8 +35,13 @@ static inline unsigned long unwind_user_addr(const struct unwind_user_state *sta
 #ifdef CONFIG_UNWIND_USER
 
 void unwind_user_start(struct unwind_user_state *state, struct pt_regs *regs);
+void unwind_user_start_nofault(struct unwind_user_state *state,
+			       struct pt_regs *regs);
 int unwind_user_walk(struct unwind_user_state *state,
 		     struct unwind_stacktrace *trace, unsigned int max);
+void unwind_user_read_failed(struct unwind_user_state *state,
+			     unsigned long addr);
+bool unwind_user_maybe_text(unsigned long addr);
 
 #else /* !CONFIG_UNWIND_USER */
 

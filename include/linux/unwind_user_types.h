@@ -184,6 +184,11 @@ struct unwind_sframe_sec {
  * @retpath_ident: what the mapping maps (file, offset, address), for the
  *		task's copies of frames read before; 0 if they may not be kept
  * @retpath_frames: frames this walk has read from their code
+ * @nofault:	the walk may not fault, sleep, take a lock or allocate (an
+ *		interrupt of user mode, unwind_user_nofault()), and runs
+ *		with page faults disabled
+ * @blocked:	set by a walk with @nofault where a walk that may fault could
+ *		have gone on or found other frames: its result is not used
  */
 struct unwind_user_state {
 	unsigned long	ip;
@@ -209,6 +214,8 @@ struct unwind_user_state {
 	unsigned long	retpath_end;
 	u64		retpath_ident;
 	unsigned int	retpath_frames;
+	bool		nofault;
+	bool		blocked;
 };
 
 #endif /* _LINUX_UNWIND_USER_TYPES_H */

@@ -73,13 +73,16 @@
 #include <linux/irq_work.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
+#include <linux/ptrace.h>
 #include <linux/rculist.h>
 #include <linux/resume_user_mode.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
 #include <linux/slab.h>
 #include <linux/srcu.h>
+#include <linux/uaccess.h>
 #include <asm/local64.h>
+#include <asm/tlb.h>
 
 #define UNWIND_QUEUED_MASK	(BIT(UNWIND_MAX_CLIENTS) - 1)
 #define UNWIND_DONE_MASK	(UNWIND_QUEUED_MASK << UNWIND_DONE_SHIFT)
@@ -425,6 +428,59 @@ int unwind_user_faultable(struct unwind_stacktrace *trace)
 	return 0;
 }
 EXPORT_SYMBOL_GPL(unwind_user_faultable);
+
+/**
+ * unwind_user_nofault - walk the stack of the user mode an interrupt interrupted
+ * @regs:	the interrupt's registers: user mode, of the current task
+ * @trace:	receives the stack, in the caller's @trace->entries
+ * @max:	most entries to store
+ *
+ * An interrupt of user mode (a sample of a task running its own code) is
+ * a kernel entry of its own: a deferred request from it is answered at
+ * its return, with a walk and a record for that one sample. This walks
+ * it at once instead, with the same walker and the same result, taking
+ * no fault, lock or allocation. Where the result could differ from the
+ * deferred walk's (a page of the stack or of a table mapped but not
+ * present, text the SFrame registry has not met yet, the task's first
+ * walk, more table rows than an interrupt may read), or where the answer
+ * carries more than a stack (guessed frames, a runtime's report by
+ * signal, which need the request's cookie), it returns -EAGAIN with no
+ * entry: the caller then makes the deferred request, whose walk also
+ * brings in what was missing, so that later samples are walked here.
+ *
+ * Context: Any: NMI, IRQ, or task context with user registers.
+ * Return: the number of entries stored, or -EAGAIN (defer instead),
+ * -EPERM for a task without a user stack, -EINVAL if @regs is not of
+ * user mode.
+ */
+int unwind_user_nofault(struct pt_regs *regs, struct unwind_stacktrace *trace,
+			unsigned int max)
+{
+	struct unwind_task_info *info = &current->unwind_info;
+	struct unwind_user_state state;
+
+	trace->nr = 0;
+	trace->guessed = 0;
+	if (!user_mode(regs))
+		return -EINVAL;
+	if (unwind_refuses_task(current) || (current->flags & PF_EXITING))
+		return -EPERM;
+	/* Under a switch of page tables, user addresses are not the task's. */
+	if (!nmi_uaccess_okay() || unwind_report_wanted())
+		return -EAGAIN;
+
+	unwind_user_start_nofault(&state, regs);
+	state.guess = READ_ONCE(info->guess);
+	pagefault_disable();
+	unwind_user_walk(&state, trace, max);
+	pagefault_enable();
+	if (state.blocked) {
+		trace->nr = 0;
+		return -EAGAIN;
+	}
+	return trace->nr;
+}
+EXPORT_SYMBOL_GPL(unwind_user_nofault);
 
 #ifdef CONFIG_UNWIND_USER_REPORT
 /**

@@ -56,9 +56,13 @@ static bool unwind_fp_first_frame(struct unwind_user_state *state,
 	 * The table first: decoding the call costs more, and rarely runs.
 	 * A process with no table at all (most of them) reads nothing.
 	 */
-	if (state->ws == 8 && unwind_sframe_has_tables() &&
-	    !get_user(ra, (u64 __user *)state->sp) &&
-	    unwind_sframe_covers(state, ra) &&
+	if (state->ws != 8 || !unwind_sframe_has_tables())
+		return false;
+	if (get_user(ra, (u64 __user *)state->sp)) {
+		unwind_user_read_failed(state, state->sp);
+		return false;
+	}
+	if (unwind_sframe_covers(state, ra) &&
 	    arch_unwind_user_after_call(state, ra, NULL)) {
 		unwind_fp_frame_at_sp(state, frame, 0);
 		return true;
@@ -80,7 +84,8 @@ static bool unwind_fp_first_frame(struct unwind_user_state *state,
  * address, so that it stops where code without frame pointers left
  * anything in the register, instead of going on from there.
  *
- * Context: Task context, page faults allowed.
+ * Context: Task context, page faults allowed, or a walk that may not
+ * fault (state->nofault: reads that fail say so).
  * Return: UNWIND_USER_FRAME.
  */
 enum unwind_user_step unwind_fp_frame(struct unwind_user_state *state,

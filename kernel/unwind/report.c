@@ -243,6 +243,20 @@ void unwind_report_task_init(struct unwind_task_info *info)
 }
 
 /**
+ * unwind_report_wanted - did the current process opt in to reports?
+ *
+ * Its stacks must then be taken by deferred requests, whose answer
+ * signals the runtime with the cookie its report is made for.
+ *
+ * Context: Any; a racy read, as unwind_report_signal() makes first.
+ * Return: true if the process has a signal for reports.
+ */
+bool unwind_report_wanted(void)
+{
+	return READ_ONCE(current->signal->unwind_signal) != 0;
+}
+
+/**
  * unwind_report_exec - a new program has not opted in
  *
  * Context: exec, after de_thread(): the task is the only thread.

@@ -253,7 +253,18 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 		state->retpath_start = 0;
 		state->retpath_end = 0;
 		state->retpath_frames = 0;
-		if (!state->syscall || !arch_unwind_user_after_syscall(state) ||
+		if (!state->syscall)
+			return UNWIND_USER_UNKNOWN;
+		/*
+		 * Finding the mapping, reading and keeping the frames take
+		 * locks and allocate. No interrupt of user mode is in a
+		 * system call: walks that may not fault do not come here.
+		 */
+		if (state->nofault) {
+			state->blocked = true;
+			return UNWIND_USER_STOP;
+		}
+		if (!arch_unwind_user_after_syscall(state) ||
 		    !unwind_retpath_mapping(state))
 			return UNWIND_USER_UNKNOWN;
 	} else if (state->ip - 1 - state->retpath_start >=

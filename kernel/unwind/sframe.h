@@ -132,6 +132,14 @@ int sframe_find_row_budget(const struct unwind_sframe_sec *sec,
 #define SFRAME_WALK_ROWS_BASE		1024
 #define SFRAME_WALK_ROWS_PER_FRAME	64
 
+/*
+ * A walk that may not fault runs in an interrupt: it reads at most this
+ * many rows, and is blocked after (the walk at the return to user space
+ * reads the rest). No more than one scan chunk (sframe_read.c), as the
+ * scan may reschedule between chunks.
+ */
+#define SFRAME_WALK_ROWS_NOFAULT	1024
+
 /* A lookup with the budget of the deepest walk (tests). */
 static inline int sframe_find_row(const struct unwind_sframe_sec *sec,
 				  unsigned long pc,

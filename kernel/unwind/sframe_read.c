@@ -358,6 +358,8 @@ static int sframe_find_fre(const struct unwind_sframe_sec *sec,
 	int ret = -ENOENT;
 	u8 info;
 
+	/* A walk that may not fault must never reach a reschedule. */
+	BUILD_BUG_ON(SFRAME_WALK_ROWS_NOFAULT > SFRAME_SCAN_CHUNK);
 	if (!fde->num_fres)
 		return -ENOENT;
 	if (!user_access_begin((void __user *)addr, end - addr))

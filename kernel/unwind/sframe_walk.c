@@ -5,7 +5,8 @@
  * table (sframe_read.c), and the check of a return address the
  * frame-pointer format asks for a leaf's caller.
  *
- * Task context, page faults allowed: tables and stack are user memory.
+ * Task context, page faults allowed: tables and stack are user memory; or
+ * a walk that may not fault (state->nofault), see sframe_walk_sec().
  */
 #include <linux/uaccess.h>
 #include <linux/unwind_user.h>
@@ -17,6 +18,12 @@
  * Make state->sframe_sec the section for @pc: the one the walk holds if
  * its text holds @pc, else the task's copy of the registry's entry, else
  * the registry's (which may read a file, if @discover).
+ *
+ * A walk that may not fault reads no file: where the registry knows
+ * nothing of executable text, a walk that may would have read it, and
+ * this one is blocked. Nor does it allocate the task's copies (which the
+ * tree lookup does the first time): a task without them is blocked too,
+ * until a walk that may fault has made them.
  */
 static int sframe_walk_sec(struct unwind_user_state *state, unsigned long pc,
 			   bool discover)
@@ -24,13 +31,22 @@ static int sframe_walk_sec(struct unwind_user_state *state, unsigned long pc,
 	struct unwind_sframe_sec *sec = &state->sframe_sec;
 	const struct unwind_sframe_sec *copy;
 
-	if (!sframe_in_sec(state, pc)) {
-		copy = sframe_sec_find(pc);
-		if (copy)
-			*sec = *copy;
-		else
-			sframe_lookup(pc, sec, discover);
+	if (sframe_in_sec(state, pc))
+		goto out;
+	copy = sframe_sec_find(pc);
+	if (copy) {
+		*sec = *copy;
+	} else if (!state->nofault) {
+		sframe_lookup(pc, sec, discover);
+	} else if (!current->unwind_info.sframe_cache) {
+		state->blocked = true;
+	} else {
+		sframe_lookup(pc, sec, false);
+		if (discover && sec->text_end == sec->text_start &&
+		    unwind_user_maybe_text(pc))
+			state->blocked = true;
 	}
+out:
 	return sframe_in_sec(state, pc) && sec->sframe ? 0 : -ENOENT;
 }
 
@@ -77,20 +93,31 @@ int sframe_walk_lookup(struct unwind_user_state *state, unsigned long pc,
 	/* The rows a table lookup may still read (sframe.h). */
 	state->sframe_rows_limit = SFRAME_WALK_ROWS_BASE +
 				   SFRAME_WALK_ROWS_PER_FRAME * state->frames;
+	if (state->nofault)
+		state->sframe_rows_limit = min(state->sframe_rows_limit,
+					       SFRAME_WALK_ROWS_NOFAULT);
 	rows = state->sframe_rows_limit > state->sframe_rows_read ?
 	       state->sframe_rows_limit - state->sframe_rows_read : 0;
 	before = rows;
 	ret = sframe_find_row_budget(&state->sframe_sec, pc,
 				     &state->sframe_row, &rows);
 	state->sframe_rows_read += before - rows;
+	/*
+	 * Without faults, a table's page may be missing and the budget is
+	 * smaller: a walk that may fault could find the row.
+	 */
+	if (state->nofault && (ret == -EFAULT || ret == -E2BIG))
+		state->blocked = true;
 	if (ret)
 		return ret;
 	if (state->sframe_row.signal)
 		return -EOPNOTSUPP;
 	sframe_frame_set(&state->sframe_frame, &state->sframe_row, pc,
 			 sframe_sec_known(state));
-	sframe_row_keep(&state->sframe_sec, pc, &state->sframe_row,
-			&state->sframe_frame);
+	/* Keeping a row may allocate: walks that may fault keep them. */
+	if (!state->nofault)
+		sframe_row_keep(&state->sframe_sec, pc, &state->sframe_row,
+				&state->sframe_frame);
 	state->sframe_held = &state->sframe_frame;
 	state->sframe_pc = pc;
 	return 0;

@@ -12,8 +12,14 @@
  * tables, or the frames of a recursion, which share an SFrame row. Such a
  * run of 64-bit frames reads its words in one user access window.
  *
- * The walk reads user memory and may fault: task context only, page
- * faults allowed. It ends cleanly, keeping the frames found, when a step
+ * The walk reads user memory and may fault: task context, page faults
+ * allowed. A walk with state->nofault set takes no fault, lock or
+ * allocation instead, for an interrupt of user mode (unwind_user_nofault()):
+ * where a walk that may fault could go on or find other frames (a page
+ * that is mapped but not present, text the SFrame registry has not met
+ * yet), it sets state->blocked and ends, and its result is not used.
+ *
+ * A walk ends cleanly, keeping the frames found, when a step
  * finds a frame that does not lie above the one before it, is misaligned,
  * leaves user space or cannot be read, when a format finds its data bad,
  * at the stack's end (a return address of 0, or an outermost frame), at
@@ -21,6 +27,7 @@
  */
 #include <linux/unwind_user.h>
 #include <kunit/visibility.h>
+#include <linux/maple_tree.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
@@ -43,6 +50,83 @@ static enum unwind_user_step
 	unwind_fp_frame,
 };
 
+/*
+ * The flags and range of the current task's mapping at @addr (flags 0 and
+ * the gap's range if none), for a walk that may take no lock. The tree
+ * of mappings is read under RCU, which NMIs may enter; the mapping found
+ * is read without its lock, which is safe only where mappings are freed
+ * after a grace period (CONFIG_PER_VMA_LOCK). Like the lookups under the
+ * mmap lock, the answer holds until the next munmap().
+ *
+ * Return: false if mappings cannot be looked up without a lock here.
+ */
+static bool unwind_user_vma_nofault(unsigned long addr, vm_flags_t *flags,
+				    unsigned long *start, unsigned long *end)
+{
+#ifdef CONFIG_PER_VMA_LOCK
+	MA_STATE(mas, &current->mm->mm_mt, addr, addr);
+	struct vm_area_struct *vma;
+
+	rcu_read_lock();
+	vma = mas_walk(&mas);
+	*flags = 0;
+	if (vma && !xa_is_zero(vma)) {
+		/* Racy: mprotect() may change them, as after a locked lookup. */
+		*flags = data_race(vma->vm_flags);
+	}
+	/* The range of the mapping, or of the gap, in the tree. */
+	*start = mas.index;
+	*end = mas.last + 1;
+	rcu_read_unlock();
+	return *start <= addr && addr - *start < *end - *start;
+#else
+	return false;
+#endif
+}
+
+/**
+ * unwind_user_read_failed - a read of user memory by the walk failed
+ * @state:	the walk
+ * @addr:	the user address it could not read
+ *
+ * A walk that may fault failed because nothing readable is there, and
+ * ends as it would anyway. A walk that may not (@state->nofault) may
+ * also have met a page that is mapped but not present, or swapped out:
+ * unless no readable mapping holds @addr, it is blocked.
+ *
+ * Context: Any the walk runs in; no lock, no fault.
+ */
+void unwind_user_read_failed(struct unwind_user_state *state,
+			     unsigned long addr)
+{
+	unsigned long start, end;
+	vm_flags_t flags;
+
+	if (!state->nofault)
+		return;
+	if (!unwind_user_vma_nofault(addr, &flags, &start, &end) ||
+	    (flags & (VM_READ | VM_WRITE | VM_EXEC)))
+		state->blocked = true;
+}
+
+/**
+ * unwind_user_maybe_text - may @addr be in executable memory?
+ * @addr:	a user address of the current task
+ *
+ * For a walk that may not fault, which takes no lock to look.
+ *
+ * Return: false if no executable mapping holds @addr; true if one does,
+ * or if that cannot be told without a lock.
+ */
+bool unwind_user_maybe_text(unsigned long addr)
+{
+	unsigned long start, end;
+	vm_flags_t flags;
+
+	return !unwind_user_vma_nofault(addr, &flags, &start, &end) ||
+	       (flags & VM_EXEC);
+}
+
 /* Read one word of the task's size at a user address. */
 static int unwind_user_read_word(struct unwind_user_state *state,
 				 unsigned long addr, unsigned long *val)
@@ -51,16 +135,45 @@ static int unwind_user_read_word(struct unwind_user_state *state,
 		u64 v;
 
 		if (get_user(v, (u64 __user *)addr))
-			return -EFAULT;
+			goto fail;
 		*val = v;
 	} else {
 		u32 v;
 
 		if (get_user(v, (u32 __user *)addr))
-			return -EFAULT;
+			goto fail;
 		*val = v;
 	}
 	return 0;
+fail:
+	unwind_user_read_failed(state, addr);
+	return -EFAULT;
+}
+
+/*
+ * Is @addr in executable memory, and in which mapping? The caller holds
+ * the mmap lock, unless the walk may take none.
+ * Return: 1 if so, 0 if not, -EAGAIN if a walk that may not lock cannot
+ * tell.
+ */
+static int unwind_user_text(struct unwind_user_state *state,
+			    struct mm_struct *mm, unsigned long addr,
+			    unsigned long *start, unsigned long *end)
+{
+	struct vm_area_struct *vma;
+	vm_flags_t flags;
+
+	if (state->nofault) {
+		if (!unwind_user_vma_nofault(addr, &flags, start, end))
+			return -EAGAIN;
+		return !!(flags & VM_EXEC);
+	}
+	vma = vma_lookup(mm, addr);
+	if (!vma || !(vma->vm_flags & VM_EXEC))
+		return 0;
+	*start = vma->vm_start;
+	*end = vma->vm_end;
+	return 1;
 }
 
 /*
@@ -71,14 +184,15 @@ static int unwind_user_read_word(struct unwind_user_state *state,
  * text as it stored them. Like the lookups here, that holds until the
  * next munmap, which another thread may make at any time.
  */
-static void unwind_user_check_text(struct unwind_stacktrace *trace,
+static void unwind_user_check_text(struct unwind_user_state *state,
+				   struct unwind_stacktrace *trace,
 				   unsigned int known)
 {
 	struct mm_struct *mm = current->mm;
 	unsigned long start = 0, end = 0;
-	struct vm_area_struct *vma;
 	bool locked = false;
 	unsigned int i;
+	int text;
 
 	if (!mm || known >= trace->nr)
 		return;
@@ -90,18 +204,18 @@ static void unwind_user_check_text(struct unwind_stacktrace *trace,
 		if (addr - start < end - start ||
 		    unwind_sframe_known_text(addr, &start, &end))
 			continue;
-		if (!locked) {
+		if (!locked && !state->nofault) {
 			if (mmap_read_lock_killable(mm))
 				return;
 			locked = true;
 		}
-		vma = vma_lookup(mm, addr);
-		if (!vma || !(vma->vm_flags & VM_EXEC)) {
+		text = unwind_user_text(state, mm, addr, &start, &end);
+		if (text < 0)
+			state->blocked = true;
+		if (text <= 0) {
 			trace->nr = i;
 			break;
 		}
-		start = vma->vm_start;
-		end = vma->vm_end;
 	}
 	if (locked)
 		mmap_read_unlock(mm);
@@ -116,6 +230,20 @@ void unwind_user_start(struct unwind_user_state *state, struct pt_regs *regs)
 {
 	/* Nothing of another walk: its cached tables are not this one's. */
 	memset(state, 0, sizeof(*state));
+	arch_unwind_user_init(state, regs);
+}
+
+/**
+ * unwind_user_start_nofault - set up a walk that may not fault
+ * @state:	the walk to set up: state->nofault, and state->blocked if the
+ *		registers cannot be read without a lock
+ * @regs:	user registers of the current task
+ */
+void unwind_user_start_nofault(struct unwind_user_state *state,
+			       struct pt_regs *regs)
+{
+	memset(state, 0, sizeof(*state));
+	state->nofault = true;
 	arch_unwind_user_init(state, regs);
 }
 
@@ -298,9 +426,10 @@ unwind_user_run(struct unwind_user_state *state,
 	const unsigned long pc_start = frame->pc_start;
 	const unsigned long pc_len = frame->pc_end - frame->pc_start;
 	unsigned long fp = state->fp, sp = state->sp, ip = state->ip;
-	unsigned long last = state->last_record, lo, cfa, next, ra;
+	unsigned long last = state->last_record, lo, cfa = 0, next, ra;
 	unsigned int nr = trace->nr;
 	enum unwind_user_step step = UNWIND_USER_STOP;
+	bool faulted = false;
 
 	if (cfa_fp && !fp)
 		return UNWIND_USER_STOP;
@@ -321,10 +450,10 @@ unwind_user_run(struct unwind_user_state *state,
 			      cfa <= sp) ||
 		    cfa + lo_off > lo_max)
 			break;
-		unsafe_get_user(ra, (u64 __user *)(cfa + ra_off), out);
+		unsafe_get_user(ra, (u64 __user *)(cfa + ra_off), fault);
 		next = fp;
 		if (fp_saved)
-			unsafe_get_user(next, (u64 __user *)(cfa + fp_off), out);
+			unsafe_get_user(next, (u64 __user *)(cfa + fp_off), fault);
 		if (record)
 			last = cfa;
 		ip = ra;
@@ -340,8 +469,13 @@ unwind_user_run(struct unwind_user_state *state,
 			break;
 		}
 	}
+	goto out;
+fault:
+	faulted = true;
 out:
 	user_access_end();
+	if (faulted)
+		unwind_user_read_failed(state, cfa + lo_off);
 	/* All but a last entry out of the range are in it. */
 	if (*known == trace->nr && frame->known_text)
 		*known = step == UNWIND_USER_NEXT ? nr - 1 : nr;
@@ -397,7 +531,13 @@ unwind_user_find(struct unwind_user_state *state, bool topmost,
  * stack above is scanned for return addresses (unwind_user_guess()),
  * counted in @trace->guessed.
  *
- * Context: Task context, page faults allowed.
+ * With @state->nofault set, the caller has disabled page faults (see
+ * unwind_user_nofault()): the walk takes no lock and allocates nothing,
+ * and sets @state->blocked where it would have to (the result must then
+ * be thrown away).
+ *
+ * Context: Task context, page faults allowed; with @state->nofault, any
+ * context whose task is in user mode below it, page faults disabled.
  * Return: the number of entries stored (also in @trace->nr).
  */
 int unwind_user_walk(struct unwind_user_state *state,
@@ -422,7 +562,7 @@ int unwind_user_walk(struct unwind_user_state *state,
 	state->above_sp = false;
 	state->sframe_rows_read = 0;
 
-	while (trace->nr < max) {
+	while (trace->nr < max && !state->blocked) {
 		state->frames = trace->nr;
 		step = unwind_user_find(state, topmost, &frame);
 		if (step == UNWIND_USER_FRAME && frame->outermost)
@@ -460,11 +600,21 @@ int unwind_user_walk(struct unwind_user_state *state,
 		if (step != UNWIND_USER_NEXT)
 			break;
 	}
-	/* Stopped early, not at the stack's end: guess on, if asked to. */
-	if (state->guess && step != UNWIND_USER_END && trace->nr < max)
-		unwind_user_guess(state, trace, max);
+	/*
+	 * Stopped early, not at the stack's end: guess on, if asked to. The
+	 * scan looks mappings up under the mmap lock: not without faults.
+	 */
+	if (state->guess && step != UNWIND_USER_END && trace->nr < max &&
+	    !state->blocked) {
+		if (state->nofault)
+			state->blocked = true;
+		else
+			unwind_user_guess(state, trace, max);
+	}
+	if (state->blocked)
+		return trace->nr;
 	walked = trace->nr - trace->guessed;
-	unwind_user_check_text(trace, known);
+	unwind_user_check_text(state, trace, known);
 	trace->guessed = trace->nr > walked ? trace->nr - walked : 0;
 	return trace->nr;
 }

@@ -63,6 +63,11 @@ void arch_unwind_user_init(struct unwind_user_state *state,
 	state->ip = (u32)state->ip;
 	state->sp = (u32)regs->sp;
 	state->fp = (u32)regs->bp;
+	/* A segment of the LDT is looked up under a mutex: not here. */
+	if (state->nofault && ((regs->cs | regs->ss) & SEGMENT_TI_MASK)) {
+		state->blocked = true;
+		return;
+	}
 	base = insn_get_seg_base(regs, INAT_SEG_REG_CS);
 	state->ip_base = base == -1L ? 0 : base;
 	base = insn_get_seg_base(regs, INAT_SEG_REG_SS);
@@ -94,6 +99,8 @@ static unsigned int unwind_user_insn(struct unwind_user_state *state,
 	} else {
 		got = len - copy_from_user(buf, (void __user *)ip, len);
 	}
+	if (got < len)
+		unwind_user_read_failed(state, ip + got);
 #ifdef CONFIG_UPROBES
 	if (got && buf[0] == 0xcc && current->utask &&
 	    current->utask->vaddr == ip) {
@@ -104,6 +111,7 @@ static unsigned int unwind_user_insn(struct unwind_user_state *state,
 			got = len;
 		} else if (utask->state == UTASK_SSTEP &&
 			   get_user(buf[0], (u8 __user *)utask->xol_vaddr)) {
+			unwind_user_read_failed(state, utask->xol_vaddr);
 			got = 0;
 		}
 	}
@@ -206,9 +214,14 @@ bool arch_unwind_user_after_call(struct unwind_user_state *state,
 	u8 buf[8];
 	s32 rel;
 
-	if (state->ws != 8 || ra < sizeof(buf) ||
-	    copy_from_user(buf, (void __user *)(ra - sizeof(buf)), sizeof(buf)))
+	if (state->ws != 8 || ra < sizeof(buf))
 		return false;
+	if (copy_from_user(buf, (void __user *)(ra - sizeof(buf)), sizeof(buf))) {
+		/* The bytes may span two pages: either may be the missing one. */
+		unwind_user_read_failed(state, ra - sizeof(buf));
+		unwind_user_read_failed(state, ra - 1);
+		return false;
+	}
 	/* The usual call, "call rel32": decoding it would say the same. */
 	if (buf[sizeof(buf) - 5] == 0xe8) {
 		memcpy(&rel, buf + sizeof(buf) - 4, sizeof(rel));
@@ -251,11 +264,18 @@ bool arch_unwind_user_after_syscall(struct unwind_user_state *state)
 {
 	u16 before, at;
 
-	if (state->ws != 8 || state->ip < 2 || state->ip >= TASK_SIZE_MAX - 2 ||
-	    get_user(before, (u16 __user *)(state->ip - 2)))
+	if (state->ws != 8 || state->ip < 2 || state->ip >= TASK_SIZE_MAX - 2)
 		return false;
+	if (get_user(before, (u16 __user *)(state->ip - 2))) {
+		unwind_user_read_failed(state, state->ip - 2);
+		return false;
+	}
 	/* Little-endian: the bytes 0f 05. */
 	if (before == 0x050f)
 		return true;
-	return !get_user(at, (u16 __user *)state->ip) && at == 0x050f;
+	if (get_user(at, (u16 __user *)state->ip)) {
+		unwind_user_read_failed(state, state->ip);
+		return false;
+	}
+	return at == 0x050f;
 }

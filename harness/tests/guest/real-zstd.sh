@@ -52,7 +52,8 @@ fi
 # where fp's per-place shares predict EXPECTED (in thousandths). The raw
 # shares differ from run to run with the mix of places each event happens
 # to sample; within one place a user stack is as deep whichever way it is
-# walked, unless deferral loses frames.
+# walked, unless deferral loses frames. "ucompare N GOT EXPECTED" does the
+# same for the samples that interrupted user mode, by innermost frame.
 "$PERF" script -i "$data" -F event,comm,tid,ip,sym,dso 2>/dev/null | awk '
 	function flush() {
 		if (comm == "zstd" && nframes) {
@@ -62,6 +63,9 @@ fi
 				place = leaf SUBSEP entry
 				pk[ev, place]++; pr[ev, place] += root
 				places[place] = 1
+			} else {
+				uk[ev, leaf]++; ur[ev, leaf] += root
+				uplaces[leaf] = 1
 			}
 		}
 		comm = ""; kernel = root = nframes = 0; leaf = "none"; entry = ""
@@ -85,11 +89,23 @@ fi
 			want += pk["defer", p] * pr["fp", p] * 1000 / pk["fp", p]
 		}
 		printf "compare %d %d %d\n", n, got, want
+		n = got = want = 0
+		for (p in uplaces) {
+			if (!uk["fp", p] || !uk["defer", p]) continue
+			n += uk["defer", p]; got += ur["defer", p]
+			want += uk["defer", p] * ur["fp", p] * 1000 / uk["fp", p]
+		}
+		printf "ucompare %d %d %d\n", n, got, want
 	}' >/tmp/zstd-chains
 compare_n=0 compare_got=0 compare_want=0
+ucompare_n=0 ucompare_got=0 ucompare_want=0
 while read -r ev threads ksamples rooted; do
 	if [ "$ev" = compare ]; then
 		compare_n=$threads compare_got=$ksamples compare_want=$rooted
+		continue
+	fi
+	if [ "$ev" = ucompare ]; then
+		ucompare_n=$threads ucompare_got=$ksamples ucompare_want=$rooted
 		continue
 	fi
 	echo "# $ev: $threads zstd threads sampled, $rooted of $ksamples kernel samples reach their root"
@@ -119,5 +135,14 @@ if [ "$compare_n" -gt 0 ] && [ $((compare_n * 10)) -ge $((${ksamples_defer:-0} *
 	ok "$msg"
 else
 	not_ok "$msg (at most 2% fewer; ${ksamples_defer:-0} kernel samples in all)"
+fi
+# User-mode samples: fp,defer walks them in the interrupt too, with the
+# deferred walk's walker; it must reach the root as often as fp does.
+msg="fp,defer: $ucompare_got of $ucompare_n user-mode samples reach their root, $((ucompare_want / 1000)) expected from fp's shares in the same places"
+slack=$((ucompare_n * 20 > 3000 ? ucompare_n * 20 : 3000))
+if [ "$ucompare_n" -gt 0 ] && [ $((ucompare_got * 1000)) -ge $((ucompare_want - slack)) ]; then
+	ok "$msg"
+else
+	not_ok "$msg (at most 2% fewer)"
 fi
 echo "1..$n"

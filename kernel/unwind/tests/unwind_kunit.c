@@ -2,8 +2,8 @@
 /*
  * KUnit tests of deferred user stack unwinding: the cookie encoding, the
  * frame-pointer walker stepping over user memory crafted by the test
- * (kunit_vm_mmap() gives the test thread a user address space), and
- * frames read from their code.
+ * (kunit_vm_mmap() gives the test thread a user address space), frames
+ * read from their code, and the walk of an interrupt, without faults.
  */
 #include <kunit/test.h>
 #include <kunit/visibility.h>
@@ -620,6 +620,128 @@ static struct kunit_suite unwind_retpath_suite = {
 kunit_test_suite(unwind_retpath_suite);
 #endif
 
+/*
+ * The walk an interrupt of user mode makes (unwind_user_nofault()): no
+ * fault, no lock. It must give the frames the walk that may fault gives,
+ * or say it is blocked.
+ */
+static unsigned int walk_nofault(struct walk_env *env, bool guess,
+				 bool *blocked)
+{
+	struct unwind_user_state state = {
+		.ip = NOP_IP(env), .sp = FRAME(env, 0) - 0x20,
+		.fp = FRAME(env, 0), .ws = env->ws, .guess = guess,
+		.nofault = true,
+	};
+	unsigned int nr;
+
+	pagefault_disable();
+	nr = unwind_user_walk(&state, &env->trace, UNWIND_USER_MAX_DEPTH);
+	pagefault_enable();
+	*blocked = state.blocked;
+	return nr;
+}
+
+/* Walk both ways; expect the same n return addresses, not blocked. */
+static void nofault_expect(struct kunit *test, struct walk_env *env, int n)
+{
+	bool blocked;
+
+	walk_expect(test, env, n);
+	memset(env->entries, 0, sizeof(env->entries));
+	walk_nofault(env, false, &blocked);
+	KUNIT_EXPECT_FALSE(test, blocked);
+	expect_chain(test, env, NOP_IP(env), n);
+}
+
+static void nofault_same_walk(struct kunit *test)
+{
+	struct walk_env *env = walk_env(test, 8);
+
+	put_chain(test, env, 5);
+	nofault_expect(test, env, 5);
+}
+
+static void nofault_compat(struct kunit *test)
+{
+	struct walk_env *env = walk_env(test, 4);
+
+	put_chain(test, env, 5);
+	nofault_expect(test, env, 5);
+}
+
+/*
+ * A frame in a page of the stack never touched: not present, so the walk
+ * without faults is blocked; the walk that may fault reads it (zeros: the
+ * stack ends there), after which both agree.
+ */
+static void nofault_page_not_present(struct kunit *test)
+{
+	struct walk_env *env = walk_env(test, 8);
+	bool blocked;
+
+	put_chain(test, env, 5);
+	put_frame(test, env, 1, env->stack + PAGE_SIZE + 0x40, RA(env, 1));
+	walk_nofault(env, false, &blocked);
+	KUNIT_EXPECT_TRUE(test, blocked);
+	nofault_expect(test, env, 2);
+}
+
+/* Nothing mapped where a frame points: both walks end there alike. */
+static void nofault_unmapped(struct kunit *test)
+{
+	struct walk_env *env = walk_env(test, 8);
+
+	put_chain(test, env, 5);
+	KUNIT_ASSERT_EQ(test, vm_munmap(env->stack + PAGE_SIZE, PAGE_SIZE), 0);
+	put_frame(test, env, 1, env->stack + PAGE_SIZE + 0x40, RA(env, 1));
+	nofault_expect(test, env, 2);
+}
+
+/* A return address in memory that is not executable ends both walks. */
+static void nofault_not_text(struct kunit *test)
+{
+	struct walk_env *env = walk_env(test, 8);
+
+	put_chain(test, env, 5);
+	put_frame(test, env, 2, FRAME(env, 3), env->stack + 0x10);
+	nofault_expect(test, env, 2);
+}
+
+/* A task that guesses needs the scan, which takes the mmap lock. */
+static void nofault_guess(struct kunit *test)
+{
+	struct walk_env *env = walk_env(test, 8);
+	bool blocked;
+
+	/* The stack's end (a return address of 0): nothing to guess. */
+	put_chain(test, env, 5);
+	put_frame(test, env, 2, FRAME(env, 3), 0);
+	walk_expect(test, env, 2);
+	walk_nofault(env, true, &blocked);
+	KUNIT_EXPECT_FALSE(test, blocked);
+	KUNIT_EXPECT_EQ(test, env->trace.nr, 3);
+	/* Stopped early: the rest would be guessed. */
+	put_frame(test, env, 1, FRAME(env, 2) + 3, RA(env, 1));
+	walk_nofault(env, true, &blocked);
+	KUNIT_EXPECT_TRUE(test, blocked);
+}
+
+static struct kunit_case unwind_nofault_cases[] = {
+	KUNIT_CASE(nofault_same_walk),
+	KUNIT_CASE(nofault_compat),
+	KUNIT_CASE(nofault_page_not_present),
+	KUNIT_CASE(nofault_unmapped),
+	KUNIT_CASE(nofault_not_text),
+	KUNIT_CASE(nofault_guess),
+	{}
+};
+
+static struct kunit_suite unwind_nofault_suite = {
+	.name = "unwind_user_nofault",
+	.test_cases = unwind_nofault_cases,
+};
+
 static struct kunit_case unwind_cookie_cases[] = {
 	KUNIT_CASE(cookie_encoding),
 	KUNIT_CASE(state_layout),
@@ -654,7 +776,8 @@ static struct kunit_suite unwind_walker_suite = {
 	.test_cases = unwind_walker_cases,
 };
 
-kunit_test_suites(&unwind_cookie_suite, &unwind_walker_suite);
+kunit_test_suites(&unwind_cookie_suite, &unwind_walker_suite,
+		  &unwind_nofault_suite);
 
 MODULE_DESCRIPTION("KUnit tests of deferred user stack unwinding");
 MODULE_LICENSE("GPL");

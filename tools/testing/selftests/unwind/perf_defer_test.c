@@ -7,7 +7,8 @@
  * the end of a 60-function chain must carry their kernel callchain, then
  * PERF_CONTEXT_USER_DEFERRED and a cookie, and no user addresses; one
  * PERF_RECORD_CALLCHAIN_DEFERRED per kernel entry and buffer must carry
- * that cookie and the chain.
+ * that cookie and the chain. Samples that interrupt user mode carry the
+ * chain themselves, walked in the interrupt, unless it must be deferred.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +27,8 @@
 
 #define RING_PAGES	512
 #define MAX_ITEMS	20000
+/* A tenth of a second or so in user mode under TCG: the ring holds it. */
+#define SPIN_TURNS	20000000L
 
 /* What one buffer held: samples and deferred records, by task and cookie. */
 struct item {
@@ -34,7 +37,7 @@ struct item {
 	uint32_t	tid;
 	uint64_t	cookie;		/* 0: a sample without deferral */
 	int		user_ips;	/* samples: user addresses present */
-	int		nr;		/* records: number of addresses */
+	int		nr;		/* addresses: all, or a sample's user ones */
 	unsigned long	*ips;
 };
 
@@ -196,6 +199,7 @@ static void ring_parse(struct ring *r)
 			memset(it, 0, sizeof(*it));
 			it->misc = hdr.misc;
 			it->tid = rec[1] >> 32;
+			it->ips = calloc(nr + 1, sizeof(*it->ips));
 			for (uint64_t i = 0; i < nr; i++) {
 				uint64_t ip = rec[3 + i];
 
@@ -204,8 +208,9 @@ static void ring_parse(struct ring *r)
 				else if (ip == PERF_CONTEXT_USER)
 					user = 1;
 				else if (user && ip < PERF_CONTEXT_MAX)
-					it->user_ips++;
+					it->ips[it->user_ips++] = ip;
 			}
+			it->nr = it->user_ips;
 			r->n++;
 		} else if (hdr.type == PERF_RECORD_CALLCHAIN_DEFERRED) {
 			/* header, cookie, nr, ips[nr], sample_id: pid/tid */
@@ -247,6 +252,32 @@ static struct item *find_record(struct ring *r, uint32_t tid, uint64_t cookie)
 	return NULL;
 }
 
+/* Did the sample interrupt user mode? */
+static int user_mode_sample(const struct item *it)
+{
+	return (it->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
+}
+
+/*
+ * The user stack of an interrupt in ut_spin's loop at the end of the
+ * chain: the loop's IP, then the same return addresses as the system
+ * call's stack (chain_matches_ips()).
+ */
+static int spin_chain_matches(struct __test_metadata *_metadata, int nr,
+			      const unsigned long *ips)
+{
+	unsigned long copy[nr + 1];
+
+	if (nr < 1 || ips[0] < (unsigned long)ut_spin_loop ||
+	    ips[0] >= (unsigned long)ut_spin_end) {
+		TH_LOG("entry 0 is %#lx, not in the spin loop", nr ? ips[0] : 0);
+		return 0;
+	}
+	memcpy(copy, ips, nr * sizeof(*ips));
+	copy[0] = (unsigned long)ut_syscall_ret;
+	return chain_matches_ips(_metadata, nr, copy);
+}
+
 FIXTURE(perf_defer) {
 	int unused;
 };
@@ -277,7 +308,7 @@ TEST_F(perf_defer, task_event)
 {
 	struct ring *r = &rings[0];
 	struct perf_event_attr attr;
-	int samples = 0, deferred = 0, shared = 0, records = 0;
+	int samples = 0, deferred = 0, shared = 0, records = 0, inline_user = 0;
 
 	base_attr(&attr);
 	ASSERT_EQ(0, ring_open(r, &attr, -1));
@@ -299,6 +330,11 @@ TEST_F(perf_defer, task_event)
 			continue;
 		}
 		samples++;
+		/* Between the reads: may carry its user chain itself. */
+		if (user_mode_sample(it) && !it->cookie) {
+			inline_user++;
+			continue;
+		}
 		if (!it->cookie)
 			continue;
 		deferred++;
@@ -320,12 +356,101 @@ TEST_F(perf_defer, task_event)
 	}
 	TH_LOG("%d samples, %d deferred, %d sharing a cookie, %d records",
 	       samples, deferred, shared, records);
+	TH_LOG("%d samples of user mode carry their chain", inline_user);
 	EXPECT_GT(deferred, 10);
-	/* Every sample of this task asked for deferral and got it. */
-	EXPECT_EQ(samples, deferred);
+	/* Every kernel sample of this task asked for deferral and got it. */
+	EXPECT_EQ(samples, deferred + inline_user);
 	/* Several samples in one system call share one cookie and record. */
 	EXPECT_GT(shared, 0);
 	EXPECT_LT(records, deferred);
+	ring_close(r);
+}
+
+/*
+ * A sample that interrupts user mode is an entry of its own: it carries
+ * its user chain, walked in the interrupt by the deferred walk's walker,
+ * with no cookie and no record. Only where that walk cannot be made
+ * without faulting (the task's first walk, an object its registry has
+ * not met) is it deferred, and its record then carries the chain.
+ */
+TEST_F(perf_defer, user_mode_inline)
+{
+	struct ring *r = &rings[0];
+	struct perf_event_attr attr;
+	int user = 0, inline_user = 0, deferred = 0, in_loop = 0, matched = 0;
+
+	chain_prime();
+	base_attr(&attr);
+	ASSERT_EQ(0, ring_open(r, &attr, -1));
+	rings_start(r, 1);
+	chain_spin(SPIN_TURNS);
+	rings_stop(r, 1);
+	ASSERT_EQ(0, r->lost);
+
+	for (int i = 0; i < r->n; i++) {
+		struct item *it = &r->item[i], *rec;
+		const unsigned long *ips = it->ips;
+		int nr = it->nr;
+
+		if (it->is_record || !user_mode_sample(it))
+			continue;
+		user++;
+		if (it->cookie) {
+			deferred++;
+			EXPECT_EQ(0, it->user_ips);
+			rec = find_record(r, it->tid, it->cookie);
+			EXPECT_TRUE(!!rec);
+			if (!rec)
+				continue;
+			ips = rec->ips;
+			nr = rec->nr;
+		} else {
+			inline_user++;
+		}
+		/* In the loop: the whole chain (prologue and epilogue aside). */
+		if (nr && ips[0] >= (unsigned long)ut_spin_loop &&
+		    ips[0] < (unsigned long)ut_spin_end) {
+			in_loop++;
+			matched += spin_chain_matches(_metadata, nr, ips);
+		}
+	}
+	TH_LOG("%d user-mode samples: %d with their chain, %d deferred",
+	       user, inline_user, deferred);
+	TH_LOG("%d in the loop, %d of them with the whole chain",
+	       in_loop, matched);
+	EXPECT_GT(user, 10);
+	EXPECT_EQ(in_loop, matched);
+	/* Deferred: the first walk of the task, and of objects it meets. */
+	EXPECT_GE(inline_user * 10, user * 9);
+	ring_close(r);
+}
+
+/* A task that guesses frames or reports its runtime's gets cookies. */
+TEST_F(perf_defer, user_mode_guess_deferred)
+{
+	struct ring *r = &rings[0];
+	struct perf_event_attr attr;
+	int user = 0, deferred = 0;
+
+	if (prctl(PR_SET_USER_STACK_GUESS, 1, 0, 0, 0))
+		SKIP(return, "no guessed frames in this kernel");
+	base_attr(&attr);
+	ASSERT_EQ(0, ring_open(r, &attr, -1));
+	rings_start(r, 1);
+	chain_spin(SPIN_TURNS / 4);
+	rings_stop(r, 1);
+	prctl(PR_SET_USER_STACK_GUESS, 0, 0, 0, 0);
+	for (int i = 0; i < r->n; i++) {
+		struct item *it = &r->item[i];
+
+		if (it->is_record || !user_mode_sample(it))
+			continue;
+		user++;
+		deferred += !!it->cookie;
+	}
+	TH_LOG("%d user-mode samples, %d deferred", user, deferred);
+	EXPECT_GT(user, 0);
+	EXPECT_EQ(user, deferred);
 	ring_close(r);
 }
 
@@ -972,16 +1097,18 @@ TEST_F(perf_defer, guessed_frames)
 #ifdef UNWIND_SFRAME_BUILD
 /*
  * Built without frame pointers and with an SFrame table: the chain's
- * records must be exact all the same. The other cases test perf, not the
- * walk, and run in the frame-pointer build.
+ * records must be exact all the same, and so must the chains that
+ * user-mode samples take in the interrupt. The other cases test perf, not
+ * the walk, and run in the frame-pointer build.
  */
 int main(int argc, char **argv)
 {
 	static char * const args[] = {
-		"perf_defer_test_sframe", "-t", "task_event", NULL
+		"perf_defer_test_sframe", "-t", "task_event",
+		"-t", "user_mode_inline", NULL
 	};
 
-	return test_harness_run(3, (char **)args);
+	return test_harness_run(5, (char **)args);
 }
 #elif defined(UNWIND_GUESS_BUILD)
 /* Built without frame pointers or SFrame: the guessed frames' case only. */
