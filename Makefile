@@ -11,10 +11,11 @@
 #   make unwindprof  build the BPF profiler (tools/bpf/unwindprof) as build/bin/unwindprof
 #   make lint      checkpatch, kernel-doc, W=1 and sparse on what the series adds
 #   make series    export a git-am-able series to build/series
-#   make matrix    build the series' objects with W=1 in 11 configurations
+#   make matrix    build the series' objects with W=1 in 12 configurations
 #   make bisect    build, W=1 and boot the series one patch at a time (slow)
 #   make torture   a long torture run (DURATION=600 seconds), not in CI
 #   make bench     benchmarks against perf's in-NMI walk and DWARF: bench/results.md
+#   make bench-bytes  perf.data bytes per sample, fp against fp,defer (quick)
 #
 # CONFIG=guest (default), CONFIG=debug (guest + configs/debug.config) or
 # CONFIG=kcsan (guest + configs/kcsan.config; torture and kselftests only).
@@ -49,7 +50,7 @@ $(error CONFIG must be guest, debug, kcsan or nounwind, not '$(CONFIG)')
 endif
 
 .PHONY: help tree refresh kernel perf perf-asan unwindprof demo python kselftest test run lint series clean bench \
-	torture matrix bisect
+	torture matrix bisect bench-bytes
 
 help:
 	@sed -n '3,22s/^# \{0,1\}//p' Makefile
@@ -261,6 +262,13 @@ bench: kernel perf unwindprof demo $(BENCH_PROGS) build/real/zstd build/real/xz
 	done; done
 	@bench/report.py build/bench-out bench/results.md bench/cost-vs-depth.svg "make bench"
 	@echo "bench: bench/results.md, bench/cost-vs-depth.svg"
+
+# perf.data bytes per sample, fp against fp,defer, on bench's workloads
+# and zstd: a quick subset of make bench (bench/bytes-guest).
+bench-bytes: kernel perf $(BENCH_PROGS) build/real/zstd
+	@harness/vm-run --timeout 1800 --mem 3072 \
+		--env ZSTD=$(TOP)/build/real/zstd --env SRC=$(TOP)/build/linux -- \
+		$(TOP)/bench/bytes-guest $(TOP)/build/bin/perf $(TOP)/build/bench
 
 lint: tree $(KOBJ)/.fragments.stamp
 	@harness/lint
