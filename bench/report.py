@@ -664,6 +664,7 @@ def bytes_section(raw):
     if not fp or not fp["samples"]:
         return ""
     per_fp = fp["bytes"] / fp["samples"]
+    file_fp = fp["file"] / fp["samples"]
     o = ["## Bytes per sample of a real program\n",
          "zstd (`-T2 -3`, 8 MB), built from Debian's sources with frame "
          "pointers, under `perf record -e cpu-clock -F 2000`, once per "
@@ -671,10 +672,14 @@ def bytes_section(raw):
          "Most samples interrupt user mode; with `fp,defer` they take their "
          "user chain in the interrupt (`unwind_user_nofault()`), and only "
          "kernel entries with samples get a deferred record "
-         "(`harness/tests/guest/real-bytes.sh`).\n",
-         "| build | mode | samples | bytes/sample | against fp | "
-         "deferred records |",
-         "| --- | --- | --- | --- | --- | --- |"]
+         "(`harness/tests/guest/real-bytes.sh`). \"Sampling\" counts the "
+         "samples' and deferred records' bytes (`sample_bytes.py`); "
+         "\"file\" the file's size, which also holds what does not grow "
+         "with the samples, and fp's in-interrupt walk makes zstd take "
+         "more samples.\n",
+         "| build | mode | samples | sampling bytes/sample | against fp | "
+         "file bytes/sample | against fp | deferred records |",
+         "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name, build, mode in (("fp", "frame pointers", "fp"),
                               ("defer", "frame pointers", "fp,defer"),
                               ("sframe", "SFrame", "fp,defer")):
@@ -682,9 +687,10 @@ def bytes_section(raw):
         if not r or not r["samples"]:
             continue
         per = r["bytes"] / r["samples"]
-        o.append("| %s | %s | %d | %d | %.2f | %d |"
-                 % (build, mode, r["samples"], per, per / per_fp,
-                    r["records"]))
+        fper = r["file"] / r["samples"]
+        o.append("| %s | %s | %d | %d | %.2f | %d | %.2f | %d |"
+                 % (build, mode, r["samples"], per, per / per_fp, fper,
+                    fper / file_fp, r["records"]))
     o.append("")
     return "\n".join(o)
 
