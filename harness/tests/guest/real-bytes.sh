@@ -26,6 +26,10 @@ if [ ! -x "${ZSTD:-}" ]; then
 	exit 0
 fi
 here=$(dirname "$0")
+# The debug kernel spends several times longer in the kernel, where
+# samples are deferred: the mix, and so the bytes, are not the guest's.
+debug=
+[ "${CONFIG:-guest}" = debug ] && debug=1
 . "$here/zstd-common.sh"
 in=/tmp/bytes-input
 zstd_input /tmp/bytes-all
@@ -66,7 +70,9 @@ if [ "${samples_fp:-0}" -gt 0 ] && [ "${samples_defer:-0}" -gt 0 ] && [ "${bytes
 	ratio=$((bytes_defer * samples_fp * 1000 / (samples_defer * bytes_fp)))
 fi
 msg="fp,defer writes $ratio/1000 of fp's bytes per sample"
-if [ "$ratio" -gt 0 ] && [ "$ratio" -le 1100 ]; then
+if [ "$debug" ]; then
+	skip "$msg: not checked under the debug kernel, whose kernel time (deferred) is several times longer"
+elif [ "$ratio" -gt 0 ] && [ "$ratio" -le 1100 ]; then
 	ok "$msg"
 else
 	not_ok "$msg (at most 1100)"
@@ -75,7 +81,9 @@ fi
 if [ -x "$ZSTD-sframe" ]; then
 	record sframe "$ZSTD-sframe" fp,defer
 	# Deferred records per sample: few, as with frame pointers.
-	if [ "${samples_sframe:-0}" -gt 0 ] &&
+	if [ "$debug" ]; then
+		skip "sframe: $records_sframe deferred records for ${samples_sframe:-0} samples: not checked under the debug kernel"
+	elif [ "${samples_sframe:-0}" -gt 0 ] &&
 		[ $((records_sframe * 4)) -le "$samples_sframe" ]; then
 		ok "sframe: $records_sframe deferred records for $samples_sframe samples (user-mode samples walked in the interrupt)"
 	else
