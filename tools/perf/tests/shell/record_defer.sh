@@ -6,10 +6,11 @@
 # and a cookie; the user part arrives in one PERF_RECORD_CALLCHAIN_DEFERRED
 # per kernel entry. Samples that interrupted user mode (the leafloop
 # workload's) mostly carry their user part themselves, walked in the
-# interrupt; those of a system call (dd's reads) are deferred. Check that record asks for it, that script and report
-# stitch it back (and keep the samples whose record never came), that the
-# records can be shown on their own and decoded, that inject and archive
-# keep working, and that kernels without support fall back to plain fp.
+# interrupt; those of a system call (dd's reads) are deferred. Check that
+# record asks for it, that script and report stitch it back (and keep the
+# samples whose record never came), that the records can be shown on their
+# own and decoded, that inject and archive keep working, and that kernels
+# without support fall back to plain fp.
 # Software events only: cpu-clock needs no PMU.
 
 shelldir=$(dirname "$0")
@@ -66,7 +67,8 @@ test_script_stitched() {
 	   [ "${stitched}" -eq "${deferred}" ]; then
 		pass "${stitched} of ${samples} samples stitched from ${records} records, none lost"
 	else
-		fail "samples ${samples}, deferred ${deferred}, stitched ${stitched}, lost ${lost}, records ${records}"
+		fail "samples ${samples}, deferred ${deferred}," \
+		     "stitched ${stitched}, lost ${lost}, records ${records}"
 	fi
 	# Samples of user mode (misc 2): at most a tenth deferred.
 	read -r umode udeferred < <(awk '
