@@ -25,7 +25,12 @@
  *		were never unwound
  * @cache_nr:	valid entries in @cache
  * @cache_guessed: how many of them were guessed (see @guess)
- * @cache_cookie: the entry whose walk @cache holds, 0 if none
+ * @cache_cookie: the entry whose walk @cache holds, 0 if none. The task's
+ *		walks write @cache and set @cache_cookie last; so does an
+ *		interrupt that walks an entry's user stack first
+ *		(unwind_user_nofault(), while ACTIVE is clear, when no walk of
+ *		the task can be under way), and other interrupts of the entry
+ *		read it once @cache_cookie is the entry's
  * @guess:	the task asked for guessed frames where the walk stops early
  *		(prctl(PR_SET_USER_STACK_GUESS)); changed only by the task
  *		itself, inherited at fork, kept across exec

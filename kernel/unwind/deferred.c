@@ -23,7 +23,8 @@
  *							done[i]; cancel of client i
  *   done[i]		the pass			close, flush; cancel of i
  *   ACTIVE		first request of the entry,	close, flush
- *			unwind_user_faultable()
+ *			unwind_user_faultable(),
+ *			unwind_user_nofault()
  *			(info->cookie is the entry's)
  *   PENDING		the request that sets		the pass
  *			TIF_NOTIFY_RESUME for a pass
@@ -82,6 +83,7 @@
 #include <linux/srcu.h>
 #include <linux/uaccess.h>
 #include <asm/local64.h>
+#include <asm/syscall.h>
 #include <asm/tlb.h>
 
 #define UNWIND_QUEUED_MASK	(BIT(UNWIND_MAX_CLIENTS) - 1)
@@ -215,7 +217,9 @@ static void unwind_user_cached(struct unwind_task_info *info, u64 cookie,
 		unwind_user_walk(&state, trace, UNWIND_USER_MAX_DEPTH);
 		info->cache_nr = trace->nr;
 		info->cache_guessed = trace->guessed;
-		info->cache_cookie = cookie;
+		/* An interrupt reads the cache once it is the entry's. */
+		barrier();
+		WRITE_ONCE(info->cache_cookie, cookie);
 	}
 	trace->nr = info->cache_nr;
 	trace->guessed = info->cache_guessed;
@@ -429,9 +433,27 @@ int unwind_user_faultable(struct unwind_stacktrace *trace)
 }
 EXPORT_SYMBOL_GPL(unwind_user_faultable);
 
+/*
+ * Copy the entry's cached walk, if the cache holds it, for another
+ * interrupt of the same entry. The task writes the cache beneath us only
+ * while cache_cookie is not yet the entry's (see unwind_user_cached()).
+ */
+static bool unwind_user_copy_cached(struct unwind_task_info *info, u64 cookie,
+				    struct unwind_stacktrace *trace,
+				    unsigned int max)
+{
+	if (!info->cache || READ_ONCE(info->cache_cookie) != cookie ||
+	    READ_ONCE(info->cache_guessed))
+		return false;
+	barrier();
+	trace->nr = min(READ_ONCE(info->cache_nr), max);
+	memcpy(trace->entries, info->cache, trace->nr * sizeof(*info->cache));
+	return true;
+}
+
 /**
- * unwind_user_nofault - walk the stack of the user mode an interrupt interrupted
- * @regs:	the interrupt's registers: user mode, of the current task
+ * unwind_user_nofault - walk the user stack of the entry an interrupt is in
+ * @regs:	the interrupt's registers, of the current task
  * @trace:	receives the stack, in the caller's @trace->entries
  * @max:	most entries to store
  *
@@ -448,26 +470,53 @@ EXPORT_SYMBOL_GPL(unwind_user_faultable);
  * entry: the caller then makes the deferred request, whose walk also
  * brings in what was missing, so that later samples are walked here.
  *
+ * An interrupt of kernel mode is walked here only if it is the first
+ * request of an entry that is no system call (a page fault, an interrupt
+ * of user mode), from the entry's user registers: such entries are short
+ * and mostly sampled once, so a deferred record would cost more than the
+ * stack. The walk is kept under the entry's cookie: the entry's later
+ * requests (deferred ones included) are answered with it, and walk no
+ * more. A system call, often sampled many times, and an entry that
+ * already has a request are left to the deferred walk (-EAGAIN).
+ *
  * Context: Any: NMI, IRQ, or task context with user registers.
  * Return: the number of entries stored, or -EAGAIN (defer instead),
- * -EPERM for a task without a user stack, -EINVAL if @regs is not of
- * user mode.
+ * -EPERM for a task without a user stack.
  */
 int unwind_user_nofault(struct pt_regs *regs, struct unwind_stacktrace *trace,
 			unsigned int max)
 {
 	struct unwind_task_info *info = &current->unwind_info;
+	bool kernel = !user_mode(regs);
 	struct unwind_user_state state;
+	unsigned long old = 0;
+	u64 cookie = 0;
 
 	trace->nr = 0;
 	trace->guessed = 0;
-	if (!user_mode(regs))
-		return -EINVAL;
 	if (unwind_refuses_task(current) || (current->flags & PF_EXITING))
 		return -EPERM;
 	/* Under a switch of page tables, user addresses are not the task's. */
 	if (!nmi_uaccess_okay() || unwind_report_wanted())
 		return -EAGAIN;
+	if (kernel) {
+		regs = task_pt_regs(current);
+		if (syscall_get_nr(current, regs) >= 0)
+			return -EAGAIN;
+	}
+
+	/*
+	 * Join the entry, unless the task is closed: an NMI in user mode,
+	 * or on the way out, where the entry is the next one.
+	 */
+	if ((!in_nmi() || IS_ENABLED(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG)) &&
+	    unwind_entry_update(info, 0, UNWIND_CLOSED, &old))
+		cookie = READ_ONCE(info->cookie);
+	if (kernel && (!cookie || (old & UNWIND_ACTIVE)))
+		return -EAGAIN;
+	if (cookie && (old & UNWIND_ACTIVE) &&
+	    unwind_user_copy_cached(info, cookie, trace, max))
+		return trace->nr;
 
 	unwind_user_start_nofault(&state, regs);
 	state.guess = READ_ONCE(info->guess);
@@ -477,6 +526,21 @@ int unwind_user_nofault(struct pt_regs *regs, struct unwind_stacktrace *trace,
 	if (state.blocked) {
 		trace->nr = 0;
 		return -EAGAIN;
+	}
+
+	/*
+	 * The entry's first walk, whole: keep it for its later requests.
+	 * Nothing of the task uses the cache while the entry has no request
+	 * but the one just made (ACTIVE was clear).
+	 */
+	if (cookie && !(old & UNWIND_ACTIVE) && info->cache &&
+	    trace->nr < max) {
+		memcpy(info->cache, trace->entries,
+		       trace->nr * sizeof(*info->cache));
+		info->cache_nr = trace->nr;
+		info->cache_guessed = 0;
+		barrier();
+		WRITE_ONCE(info->cache_cookie, cookie);
 	}
 	return trace->nr;
 }

@@ -330,8 +330,11 @@ TEST_F(perf_defer, task_event)
 			continue;
 		}
 		samples++;
-		/* Between the reads: may carry its user chain itself. */
-		if (user_mode_sample(it) && !it->cookie) {
+		/*
+		 * Between the reads, or in a page fault: may carry its user
+		 * chain itself.
+		 */
+		if (!it->cookie && it->user_ips) {
 			inline_user++;
 			continue;
 		}
@@ -356,7 +359,7 @@ TEST_F(perf_defer, task_event)
 	}
 	TH_LOG("%d samples, %d deferred, %d sharing a cookie, %d records",
 	       samples, deferred, shared, records);
-	TH_LOG("%d samples of user mode carry their chain", inline_user);
+	TH_LOG("%d samples carry their chain", inline_user);
 	EXPECT_GT(deferred, 10);
 	/* Every kernel sample of this task asked for deferral and got it. */
 	EXPECT_EQ(samples, deferred + inline_user);
@@ -451,6 +454,85 @@ TEST_F(perf_defer, user_mode_guess_deferred)
 	TH_LOG("%d user-mode samples, %d deferred", user, deferred);
 	EXPECT_GT(user, 0);
 	EXPECT_EQ(user, deferred);
+	ring_close(r);
+}
+
+/* Page faults of a loop at the end of the chain. */
+static char *touch_base;
+
+/* Called through chain_call: out of line, with a frame of its own. */
+static long chain_touch(long pages, long a, long b, long c)
+{
+	ut_leaf_ra = (unsigned long)__builtin_return_address(0);
+	for (long i = 0; i < pages; i++)
+		touch_base[i * 4096] = 1;
+	return 0;
+}
+
+/* Is an IP in chain_touch's loop? The function is a few dozen bytes. */
+static int in_touch(unsigned long ip)
+{
+	return ip >= (unsigned long)chain_touch &&
+	       ip < (unsigned long)chain_touch + 256;
+}
+
+/*
+ * A page fault is an entry of its own, mostly sampled once: its first
+ * sample carries its user chain, walked in the interrupt, with no cookie;
+ * later samples of the same fault are deferred and share that walk.
+ */
+TEST_F(perf_defer, fault_inline)
+{
+	const long pages = 2048;
+	struct ring *r = &rings[0];
+	struct perf_event_attr attr;
+	int inline_fault = 0, deferred_fault = 0, matched = 0;
+
+	chain_prime();
+	base_attr(&attr);
+	ASSERT_EQ(0, ring_open(r, &attr, -1));
+	rings_start(r, 1);
+	for (int round = 0; round < 4; round++) {
+		touch_base = mmap(NULL, pages * 4096, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		ASSERT_TRUE(touch_base != MAP_FAILED);
+		chain_nr = pages;
+		chain_call = chain_touch;
+		chain_00();
+		chain_call = ut_syscall;
+		munmap(touch_base, pages * 4096);
+	}
+	rings_stop(r, 1);
+	ASSERT_EQ(0, r->lost);
+
+	for (int i = 0; i < r->n; i++) {
+		struct item *it = &r->item[i], *rec;
+		unsigned long copy[UT_MAX_IPS];
+		int nr;
+
+		if (it->is_record || user_mode_sample(it))
+			continue;
+		if (it->cookie) {
+			rec = find_record(r, it->tid, it->cookie);
+			EXPECT_TRUE(!!rec);
+			deferred_fault += rec && rec->nr && in_touch(rec->ips[0]);
+			continue;
+		}
+		if (!it->user_ips || !in_touch(it->ips[0]))
+			continue;
+		inline_fault++;
+		nr = it->nr < UT_MAX_IPS ? it->nr : UT_MAX_IPS;
+		memcpy(copy, it->ips, nr * sizeof(*copy));
+		copy[0] = (unsigned long)ut_syscall_ret;
+		matched += chain_matches_ips(_metadata, nr, copy);
+	}
+	TH_LOG("kernel samples in faults of the loop: %d with their chain, %d deferred",
+	       inline_fault, deferred_fault);
+	TH_LOG("%d of those with their chain have the whole chain", matched);
+	EXPECT_GT(inline_fault, 10);
+	EXPECT_EQ(inline_fault, matched);
+	/* Deferred: the task's first walk, and faults sampled again. */
+	EXPECT_GE(inline_fault * 2, inline_fault + deferred_fault);
 	ring_close(r);
 }
 
@@ -1098,17 +1180,17 @@ TEST_F(perf_defer, guessed_frames)
 /*
  * Built without frame pointers and with an SFrame table: the chain's
  * records must be exact all the same, and so must the chains that
- * user-mode samples take in the interrupt. The other cases test perf, not
+ * user-mode and page-fault samples take in the interrupt. The other cases test perf, not
  * the walk, and run in the frame-pointer build.
  */
 int main(int argc, char **argv)
 {
 	static char * const args[] = {
 		"perf_defer_test_sframe", "-t", "task_event",
-		"-t", "user_mode_inline", NULL
+		"-t", "user_mode_inline", "-t", "fault_inline", NULL
 	};
 
-	return test_harness_run(5, (char **)args);
+	return test_harness_run(7, (char **)args);
 }
 #elif defined(UNWIND_GUESS_BUILD)
 /* Built without frame pointers or SFrame: the guessed frames' case only. */
