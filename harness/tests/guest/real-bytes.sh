@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # TAP: what deferral costs in perf.data per sample on a real program. zstd
-# (harness/build-zstd, frame pointers) compresses 8 MB with two worker
-# threads under perf record -e cpu-clock -F 2000, once with --call-graph
+# (harness/build-zstd, frame pointers) compresses 8 MB (BYTES_MB: make
+# bench takes 22, the whole input) with two worker threads under perf
+# record -e cpu-clock -F 2000, once with --call-graph
 # fp and once with fp,defer; so does its SFrame build with fp,defer. Most
 # of its samples interrupt user mode: each is a kernel entry of its own,
 # and takes its user chain in the interrupt (unwind_user_nofault()), so
@@ -33,7 +34,7 @@ debug=
 . "$here/zstd-common.sh"
 in=/tmp/bytes-input
 zstd_input /tmp/bytes-all
-head -c $((8 << 20)) /tmp/bytes-all >"$in"
+head -c $((${BYTES_MB:-8} << 20)) /tmp/bytes-all >"$in"
 rm -f /tmp/bytes-all
 
 # record NAME PROGRAM CALLGRAPH: sets samples_NAME, bytes_NAME, records_NAME
