@@ -666,12 +666,13 @@ def bytes_section(raw):
     per_fp = fp["bytes"] / fp["samples"]
     file_fp = fp["file"] / fp["samples"]
     o = ["## Bytes per sample of a real program\n",
-         "zstd (`-T2 -3`, 8 MB), built from Debian's sources with frame "
+         "zstd (`-T2 -3`, 22 MB), built from Debian's sources with frame "
          "pointers, under `perf record -e cpu-clock -F 2000`, once per "
          "mode; its SFrame build (no frame pointers) with `fp,defer`. "
          "Most samples interrupt user mode; with `fp,defer` they take their "
-         "user chain in the interrupt (`unwind_user_nofault()`), and only "
-         "kernel entries with samples get a deferred record "
+         "user chain in the interrupt (`unwind_user_nofault()`), and so "
+         "does the first sample of a page fault; system calls and later "
+         "samples of an entry share a deferred record "
          "(`harness/tests/guest/real-bytes.sh`). \"Sampling\" counts the "
          "samples' and deferred records' bytes (`sample_bytes.py`); "
          "\"file\" the file's size, which also holds what does not grow "
