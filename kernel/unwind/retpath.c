@@ -38,6 +38,13 @@
  * process that writes into its own read-only text (after mprotect())
  * may get its own walks wrong, as it could with any table; no other
  * process's.
+ *
+ * Finding the mapping is most of what a walk that uses a copy costs. The
+ * task also keeps the last mapping it found, with the mm's mmap lock
+ * sequence count read before the lookup: every change to the mm's
+ * mappings takes the mmap lock for writing, which moves the count, so
+ * while it reads the same the mapping is the one found (per-VMA locking
+ * kernels only, which have the count).
  */
 #include <linux/fs.h>
 #include <linux/hash.h>
@@ -61,6 +68,8 @@
  * @cfa_off:	the CFA's offset from its base
  * @fp_off:	where the caller's frame pointer is, from the CFA
  * @read:	the reading found the frame; else it gave up
+ * @syscall:	read as a system call's frame: the instruction before @ip
+ *		is a system call instruction
  * @cfa_fp:	the CFA is from the frame pointer, not the stack pointer
  * @fp_saved:	the caller's frame pointer was saved at @fp_off, not kept
  */
@@ -70,12 +79,33 @@ struct unwind_retpath_copy {
 	s32		cfa_off;
 	s32		fp_off;
 	bool		read;
+	bool		syscall;
 	bool		cfa_fp;
 	bool		fp_saved;
 };
 
+/**
+ * struct unwind_retpath_mapping - the mapping the task's last lookup found
+ * @mm:		the mm it is in (NULL: none kept)
+ * @exec_id:	the task's self_exec_id then: an mm freed by an exec and
+ *		allocated again may reach the same @seq
+ * @seq:	@mm's mmap lock sequence count, read before the lookup
+ * @start:	state->retpath_start it gave
+ * @end:	state->retpath_end
+ * @ident:	state->retpath_ident
+ */
+struct unwind_retpath_mapping {
+	struct mm_struct *mm;
+	u64		exec_id;
+	unsigned int	seq;
+	unsigned long	start;
+	unsigned long	end;
+	u64		ident;
+};
+
 /* Used by its task only: no lock. */
 struct unwind_retpath_cache {
+	struct unwind_retpath_mapping mapping;
 	struct unwind_retpath_copy copies[1 << UNWIND_RETPATH_CACHE_BITS];
 };
 
@@ -89,30 +119,54 @@ void unwind_retpath_task_free(struct task_struct *task)
 	task->unwind_info.retpath_cache = NULL;
 }
 
-/* The slot for @ip in the task's copies; NULL if there are none. */
-static struct unwind_retpath_copy *unwind_retpath_slot(unsigned long ip)
+/* The task's copies, allocated on first use; NULL if they cannot be. */
+static struct unwind_retpath_cache *unwind_retpath_cache(void)
 {
 	struct unwind_retpath_cache *cache = current->unwind_info.retpath_cache;
 
 	if (!cache) {
 		cache = kzalloc(sizeof(*cache), GFP_KERNEL_ACCOUNT |
 						__GFP_NOWARN);
-		if (!cache)
-			return NULL;
 		current->unwind_info.retpath_cache = cache;
 	}
+	return cache;
+}
+
+/* The slot for @ip in the task's copies; NULL if there are none. */
+static struct unwind_retpath_copy *unwind_retpath_slot(unsigned long ip)
+{
+	struct unwind_retpath_cache *cache = unwind_retpath_cache();
+
+	if (!cache)
+		return NULL;
 	return &cache->copies[hash_long(ip, UNWIND_RETPATH_CACHE_BITS)];
+}
+
+/* The task's copy of the frame at state->ip, if it has one. */
+static struct unwind_retpath_copy *
+unwind_retpath_copy_of(struct unwind_user_state *state)
+{
+	struct unwind_retpath_copy *copy;
+
+	if (!state->retpath_ident)
+		return NULL;
+	copy = unwind_retpath_slot(state->ip);
+	if (copy && copy->ip == state->ip &&
+	    copy->ident == state->retpath_ident)
+		return copy;
+	return NULL;
 }
 
 /* Keep what the reading found (@read) in @frame. */
 static void unwind_retpath_keep(struct unwind_retpath_copy *copy,
 				struct unwind_user_state *state,
 				const struct unwind_user_frame *frame,
-				bool read)
+				bool topmost, bool read)
 {
 	copy->ip = state->ip;
 	copy->ident = state->retpath_ident;
 	copy->read = read;
+	copy->syscall = topmost;
 	if (!read)
 		return;
 	copy->cfa_fp = frame->cfa.rule == UNWIND_USER_RULE_FP;
@@ -141,23 +195,22 @@ static void unwind_retpath_copied(const struct unwind_retpath_copy *copy,
  * the same code. Return: true if the frame was found.
  */
 static bool unwind_retpath_read(struct unwind_user_state *state,
-				struct unwind_user_frame *frame)
+				struct unwind_user_frame *frame, bool topmost)
 {
-	struct unwind_retpath_copy *copy = NULL;
+	struct unwind_retpath_copy *copy = unwind_retpath_copy_of(state);
 	bool read;
 
-	if (state->retpath_ident) {
-		copy = unwind_retpath_slot(state->ip);
-		if (copy && copy->ip == state->ip &&
-		    copy->ident == state->retpath_ident) {
-			if (copy->read)
-				unwind_retpath_copied(copy, frame);
-			return copy->read;
-		}
+	if (copy) {
+		if (copy->read)
+			unwind_retpath_copied(copy, frame);
+		return copy->read;
 	}
 	read = arch_unwind_user_retpath(state, frame);
-	if (copy)
-		unwind_retpath_keep(copy, state, frame, read);
+	if (state->retpath_ident) {
+		copy = unwind_retpath_slot(state->ip);
+		if (copy)
+			unwind_retpath_keep(copy, state, frame, topmost, read);
+	}
 	return read;
 }
 
@@ -190,14 +243,12 @@ static bool unwind_retpath_note(struct unwind_user_state *state,
  * where there is one, keeps the walk from taking the mmap lock (walks
  * through known text take none; see sframe_mm.c).
  */
-static bool unwind_retpath_mapping(struct unwind_user_state *state)
+static bool unwind_retpath_lookup(struct unwind_user_state *state,
+				  struct mm_struct *mm)
 {
-	struct mm_struct *mm = current->mm;
 	struct vm_area_struct *vma;
 	bool found = false;
 
-	if (!mm)
-		return false;
 #ifdef CONFIG_PER_VMA_LOCK
 	vma = lock_vma_under_rcu(mm, state->ip);
 	if (vma) {
@@ -214,6 +265,53 @@ static bool unwind_retpath_mapping(struct unwind_user_state *state)
 	mmap_read_unlock(mm);
 	return found;
 }
+
+#ifdef CONFIG_PER_VMA_LOCK
+/*
+ * As unwind_retpath_lookup(), from the task's last lookup while the mm's
+ * mappings have not changed since it. The count is odd while they are
+ * being changed: nothing is kept then.
+ */
+static bool unwind_retpath_mapping(struct unwind_user_state *state)
+{
+	struct unwind_retpath_cache *cache = unwind_retpath_cache();
+	struct unwind_retpath_mapping *last;
+	struct mm_struct *mm = current->mm;
+	unsigned int seq;
+
+	if (!mm)
+		return false;
+	if (!cache)
+		return unwind_retpath_lookup(state, mm);
+	last = &cache->mapping;
+	/* Orders the lookup after it (seqcount read side). */
+	seq = raw_read_seqcount(&mm->mm_lock_seq);
+	if (last->mm == mm && last->seq == seq &&
+	    last->exec_id == current->self_exec_id &&
+	    state->ip - last->start < last->end - last->start) {
+		state->retpath_start = last->start;
+		state->retpath_end = last->end;
+		state->retpath_ident = last->ident;
+		return true;
+	}
+	if (!unwind_retpath_lookup(state, mm))
+		return false;
+	if (!(seq & 1)) {
+		last->mm = mm;
+		last->exec_id = current->self_exec_id;
+		last->seq = seq;
+		last->start = state->retpath_start;
+		last->end = state->retpath_end;
+		last->ident = state->retpath_ident;
+	}
+	return true;
+}
+#else
+static bool unwind_retpath_mapping(struct unwind_user_state *state)
+{
+	return current->mm && unwind_retpath_lookup(state, current->mm);
+}
+#endif
 
 /*
  * Is the frame read a frame-pointer record that the frame pointer points
@@ -245,6 +343,7 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 					   const struct unwind_user_frame **framep)
 {
 	struct unwind_user_frame *frame = &state->frame;
+	struct unwind_retpath_copy *copy;
 	enum unwind_user_step step;
 
 	if (state->ws != 8)
@@ -264,16 +363,22 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 			state->blocked = true;
 			return UNWIND_USER_STOP;
 		}
-		if (!arch_unwind_user_after_syscall(state) ||
-		    !unwind_retpath_mapping(state))
+		if (!unwind_retpath_mapping(state))
 			return UNWIND_USER_UNKNOWN;
+		/* A copy read as a system call's frame was at such an IP. */
+		copy = unwind_retpath_copy_of(state);
+		if (!(copy && copy->syscall) &&
+		    !arch_unwind_user_after_syscall(state)) {
+			state->retpath_end = state->retpath_start;
+			return UNWIND_USER_UNKNOWN;
+		}
 	} else if (state->ip - 1 - state->retpath_start >=
 		   state->retpath_end - state->retpath_start) {
 		return UNWIND_USER_UNKNOWN;
 	}
 
 	if (state->retpath_frames < UNWIND_RETPATH_FRAMES &&
-	    unwind_retpath_read(state, frame)) {
+	    unwind_retpath_read(state, frame, topmost)) {
 		/*
 		 * Code that keeps frame pointers: the frame-pointer format
 		 * says the same, and walks the rest of the stack as it

@@ -74,7 +74,9 @@ static void sframe_frame_set(struct unwind_user_frame *frame,
  * @pc:		a frame's IP
  * @discover:	read the mapping's file if the registry has no entry
  *
- * The slow path of sframe_walk_row() (sframe_frame.h), out of line.
+ * The slow path of sframe_walk_row() (sframe_frame.h), out of line:
+ * finds the section first where the walk does not hold @pc's, then the
+ * row the task kept, if any, before it reads the table.
  *
  * Context: Task context, page faults allowed.
  * Return: 0, -ENOENT if no table covers @pc, -EOPNOTSUPP at a signal
@@ -84,12 +86,23 @@ static void sframe_frame_set(struct unwind_user_frame *frame,
 int sframe_walk_lookup(struct unwind_user_state *state, unsigned long pc,
 		       bool discover)
 {
+	const struct sframe_row_copy *copy;
 	u32 rows, before;
 	int ret;
 
 	ret = sframe_walk_sec(state, pc, discover);
 	if (ret)
 		return ret;
+	/*
+	 * The first frame, and the first in each object the walk enters,
+	 * come here with the section to find: their rows may be kept too.
+	 */
+	copy = sframe_row_find(pc);
+	if (copy) {
+		state->sframe_held = &copy->frame;
+		state->sframe_pc = pc;
+		return 0;
+	}
 	/* The rows a table lookup may still read (sframe.h). */
 	state->sframe_rows_limit = SFRAME_WALK_ROWS_BASE +
 				   SFRAME_WALK_ROWS_PER_FRAME * state->frames;

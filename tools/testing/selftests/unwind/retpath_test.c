@@ -13,6 +13,8 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 
 #include "unwind_chain.h"
@@ -80,6 +82,33 @@ asm(".text\n"
 	"pop %rbp\n\t"
 	"ret\n"
 	".size rbp_read, .-rbp_read\n");
+
+/*
+ * Two more such wrappers, for code_replaced: the system call at the same
+ * offset in both (0x20), frames of different sizes around it. Only their
+ * bytes are used, copied into files.
+ */
+#define REPLACED_WRAPPER(name, frame)					\
+	asm(".text\n"							\
+	    ".globl " #name "\n"					\
+	    #name ":\n\t"						\
+	    "sub $" #frame ", %rsp\n\t"				\
+	    "mov %rsi, %rdx\n\t"					\
+	    "mov %rdi, %rsi\n\t"					\
+	    "mov $" STR(PR_USER_STACK_READ) ", %edi\n\t"		\
+	    "xor %r10d, %r10d\n\t"					\
+	    "xor %r8d, %r8d\n\t"					\
+	    "mov $" STR(UT_SYS_PRCTL) ", %eax\n\t"			\
+	    ".org " #name " + 0x20, 0x90\n\t"				\
+	    "syscall\n\t"						\
+	    "add $" #frame ", %rsp\n\t"				\
+	    "ret\n"							\
+	    ".globl " #name "_end\n"					\
+	    #name "_end:\n")
+REPLACED_WRAPPER(wide_read, 0x48);
+REPLACED_WRAPPER(narrow_read, 0x8);
+/* Their ends are labels, declared as the functions for their addresses. */
+stack_reader wide_read, wide_read_end, narrow_read, narrow_read_end;
 
 struct read_case {
 	stack_reader *read;
@@ -158,6 +187,56 @@ TEST(same_each_time)
 		ASSERT_EQ(again.buf[1], first.buf[1]);
 		ASSERT_EQ(again.buf[2], again.ra);
 	}
+}
+
+/* A file holding a copy of the code from @start to @end, or -1. */
+static int code_file(const void *start_addr, const void *end_addr)
+{
+	const char *start = start_addr, *end = end_addr;
+	int fd = memfd_create("retpath_code", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, start, end - start) != end - start) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The task keeps what it read of a wrapper, and the mapping the system
+ * call came from, for as long as the process's mappings are not changed.
+ * Here they are: the same address, in turn, holds two wrappers whose
+ * system calls lie at the same offset and whose frames differ. Each read
+ * must take the frame of the code mapped then, not of the code before.
+ */
+TEST(code_replaced)
+{
+	int fds[2] = {
+		code_file((void *)wide_read, (void *)wide_read_end),
+		code_file((void *)narrow_read, (void *)narrow_read_end),
+	};
+	void *at;
+
+	if (fds[0] < 0 || fds[1] < 0)
+		SKIP(return, "no memfd for code");
+	at = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(at, MAP_FAILED);
+	for (int i = 0; i < 8; i++) {
+		void *code = mmap(at, 4096, PROT_READ | PROT_EXEC,
+				  MAP_PRIVATE | MAP_FIXED, fds[i % 2], 0);
+
+		if (code == MAP_FAILED && !i)
+			SKIP(return, "no executable mapping of a memfd");
+		ASSERT_EQ(code, at);
+		/* Each wrapper twice: the second read uses what was kept. */
+		check_case(_metadata, (stack_reader *)at, 0);
+		check_case(_metadata, (stack_reader *)at, 0);
+	}
+	munmap(at, 4096);
+	close(fds[0]);
+	close(fds[1]);
 }
 
 static void *thread_read(void *arg)
