@@ -27,6 +27,16 @@
  * logged with the context "nmi-user" or "nmi-kernel" and the interrupted
  * instruction pointer.
  *
+ * Writing "COUNT" to "nofault" walks the writer's stack inline from the
+ * next COUNT timer interrupts that land in its user mode on this CPU
+ * (a hard hrtimer every millisecond; "0" stops it): twice each, with
+ * unwind_user_nofault(), as two perf events sampling in one interrupt
+ * do. The second call must copy the first one's walk, kept for the
+ * entry. Reading "nofault" after stopping gives the tally, and the last
+ * copied stack:
+ *
+ *   interrupts=N walked=N kept=N copied=N differ=N nr=N ips=0x...,0x...
+ *
  * Writing "PID" to "guest" makes perf see task PID as a vCPU thread
  * running guest user code, as KVM would report it (perf_guest_state());
  * "0" ends it. perf must not defer the user callchain of such samples:
@@ -55,6 +65,7 @@
 #include <linux/unwind_deferred.h>
 #include <linux/unwind_user.h>
 #include <linux/vmalloc.h>
+#include <asm/irq_regs.h>
 #ifdef CONFIG_X86_LOCAL_APIC
 #include <linux/nmi.h>
 #include <asm/apic.h>
@@ -278,6 +289,125 @@ static ssize_t ut_request_write(struct file *file, const char __user *ubuf,
 		return -EINVAL;
 	return ret ? ret : len;
 }
+
+/*
+ * Inline walks from timer interrupts of user mode (the "nofault" file).
+ * The timer runs on the CPU of the writer, which the test pins there; the
+ * tally is written by the timer function only, and read after stopping
+ * it (hrtimer_cancel() waits for a running one).
+ */
+static struct {
+	struct hrtimer	timer;
+	pid_t		pid;
+	unsigned int	left;
+	unsigned int	interrupts;	/* of the task's user mode */
+	unsigned int	walked;		/* the first walk gave a stack */
+	unsigned int	kept;		/* ... and kept it for the entry */
+	unsigned int	copied;		/* the second gave the same stack */
+	unsigned int	differ;		/* the second gave another */
+	unsigned int	nr;
+	unsigned long	first[UNWIND_USER_MAX_DEPTH];
+	unsigned long	again[UNWIND_USER_MAX_DEPTH];
+} ut_nf;
+
+static DEFINE_MUTEX(ut_nf_lock);
+
+static void ut_nf_walk_twice(struct pt_regs *regs)
+{
+	struct unwind_task_info *info = &current->unwind_info;
+	struct unwind_stacktrace t1 = { .entries = ut_nf.first };
+	struct unwind_stacktrace t2 = { .entries = ut_nf.again };
+	int n1, n2;
+
+	ut_nf.interrupts++;
+	n1 = unwind_user_nofault(regs, &t1, UNWIND_USER_MAX_DEPTH);
+	if (n1 <= 0)
+		return;
+	ut_nf.walked++;
+	/* The entry's cookie on the cache: the next call copies it. */
+	if (!info->cookie || READ_ONCE(info->cache_cookie) != info->cookie)
+		return;
+	ut_nf.kept++;
+	n2 = unwind_user_nofault(regs, &t2, UNWIND_USER_MAX_DEPTH);
+	if (n2 == n1 && !memcmp(ut_nf.first, ut_nf.again, n1 * sizeof(long))) {
+		ut_nf.copied++;
+		ut_nf.nr = n2;
+	} else {
+		ut_nf.differ++;
+	}
+}
+
+static enum hrtimer_restart ut_nf_timer_fn(struct hrtimer *t)
+{
+	struct pt_regs *regs = get_irq_regs();
+
+	if (current->pid == ut_nf.pid && regs && user_mode(regs)) {
+		ut_nf_walk_twice(regs);
+		ut_nf.left--;
+	}
+	if (!ut_nf.left)
+		return HRTIMER_NORESTART;
+	hrtimer_forward_now(t, ms_to_ktime(1));
+	return HRTIMER_RESTART;
+}
+
+static ssize_t ut_nf_write(struct file *file, const char __user *ubuf,
+			   size_t len, loff_t *ppos)
+{
+	unsigned int count;
+	int ret;
+
+	ret = kstrtouint_from_user(ubuf, len, 10, &count);
+	if (ret)
+		return ret;
+	if (count > 1000)
+		return -EINVAL;
+	guard(mutex)(&ut_nf_lock);
+	hrtimer_cancel(&ut_nf.timer);
+	if (!count)
+		return len;
+	ut_nf.pid = current->pid;
+	ut_nf.left = count;
+	ut_nf.interrupts = 0;
+	ut_nf.walked = 0;
+	ut_nf.kept = 0;
+	ut_nf.copied = 0;
+	ut_nf.differ = 0;
+	ut_nf.nr = 0;
+	hrtimer_start(&ut_nf.timer, ms_to_ktime(1), HRTIMER_MODE_REL_PINNED_HARD);
+	return len;
+}
+
+static ssize_t ut_nf_read(struct file *file, char __user *ubuf, size_t len,
+			  loff_t *ppos)
+{
+	size_t cap = 128 + UNWIND_USER_MAX_DEPTH * 19;
+	ssize_t ret;
+	char *buf;
+	int n, i;
+
+	buf = kvmalloc(cap, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	scoped_guard(mutex, &ut_nf_lock) {
+		n = scnprintf(buf, cap,
+			      "interrupts=%u walked=%u kept=%u copied=%u differ=%u nr=%u ips=",
+			      ut_nf.interrupts, ut_nf.walked, ut_nf.kept,
+			      ut_nf.copied, ut_nf.differ, ut_nf.nr);
+		for (i = 0; i < ut_nf.nr; i++)
+			n += scnprintf(buf + n, cap - n, "%s%#lx", i ? "," : "",
+				       ut_nf.again[i]);
+	}
+	n += scnprintf(buf + n, cap - n, "\n");
+	ret = simple_read_from_buffer(ubuf, len, ppos, buf, n);
+	kvfree(buf);
+	return ret;
+}
+
+static const struct file_operations ut_nf_fops = {
+	.write = ut_nf_write,
+	.read = ut_nf_read,
+};
 
 /*
  * Requests from kprobes in fork, exec and exit, in a user fault that
@@ -508,6 +638,7 @@ static void ut_cleanup(void)
 	int i;
 
 	debugfs_remove_recursive(ut_dir);
+	hrtimer_cancel(&ut_nf.timer);
 	ut_guest_cleanup();
 	unregister_kprobe(&ut_walk_probe);
 	for (i = 0; i < ARRAY_SIZE(ut_probes); i++) {
@@ -527,6 +658,8 @@ static int __init ut_init(void)
 {
 	int i, ret;
 
+	hrtimer_init(&ut_nf.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+	ut_nf.timer.function = ut_nf_timer_fn;
 	ut_log = vzalloc(array_size(UT_EVENTS, sizeof(*ut_log)));
 	if (!ut_log)
 		return -ENOMEM;
@@ -570,6 +703,7 @@ static int __init ut_init(void)
 	debugfs_create_file("request", 0200, ut_dir, NULL, &ut_request_fops);
 	debugfs_create_file("arm", 0200, ut_dir, NULL, &ut_arm_fops);
 	debugfs_create_file("events", 0400, ut_dir, NULL, &ut_events_fops);
+	debugfs_create_file("nofault", 0600, ut_dir, NULL, &ut_nf_fops);
 #ifdef CONFIG_X86_LOCAL_APIC
 	debugfs_create_file("nmi", 0200, ut_dir, NULL, &ut_nmi_fops);
 #endif

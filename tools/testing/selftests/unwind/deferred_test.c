@@ -8,6 +8,7 @@
  * Built twice: as a 64-bit program and as a 32-bit (compat) one.
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
@@ -560,6 +561,62 @@ TEST_F(unwind, accepted_equals_delivered)
 	EXPECT_EQ(entries, walks);
 	TH_LOG("%d requests accepted, %d callbacks, %d entries, %d walks",
 	       accepted, delivered, entries, walks);
+}
+
+/*
+ * Two inline walks in one timer interrupt of user mode, as two perf events
+ * sampling together make (/sys/kernel/debug/unwind_test/nofault): the
+ * first walks and keeps the stack for the entry, the second copies it.
+ * Both must be the interrupted stack, the spin loop at the chain's end.
+ */
+TEST_F(unwind, nofault_second_walk_copies)
+{
+	unsigned int interrupts, walked, kept, copied, differ, nr;
+	unsigned long loop = (unsigned long)ut_spin_loop;
+	unsigned long end = (unsigned long)ut_spin_end;
+	static char buf[UT_MAX_IPS * 20 + 256];
+	unsigned long ips[CHAIN_LEN + 3];
+	cpu_set_t cpus;
+	char *p;
+	int fd, n, i;
+
+	if (access(UT_DIR "/nofault", W_OK))
+		SKIP(return, "the test client has no nofault file");
+	CPU_ZERO(&cpus);
+	CPU_SET(sched_getcpu(), &cpus);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+	/* A walk that may fault first: it allocates the task's cache. */
+	ASSERT_EQ((long)strlen("task 1 1") + CHAIN_LEN,
+		  chain_request(UT_DIR "/request", "task 1 1"));
+	ASSERT_EQ(0, ut_write(UT_DIR "/nofault", "20"));
+	chain_spin(50000000L);
+	ASSERT_EQ(0, ut_write(UT_DIR "/nofault", "0"));
+	fd = open(UT_DIR "/nofault", O_RDONLY);
+	ASSERT_LE(0, fd);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	ASSERT_LT(0, n);
+	buf[n] = '\0';
+	n = sscanf(buf, "interrupts=%u walked=%u kept=%u copied=%u differ=%u nr=%u",
+		   &interrupts, &walked, &kept, &copied, &differ, &nr);
+	ASSERT_EQ(6, n);
+	TH_LOG("%u interrupts of user mode: %u walked, %u kept, %u copied, %u differ",
+	       interrupts, walked, kept, copied, differ);
+	EXPECT_EQ(0, differ);
+	ASSERT_GE(copied, 10);
+	ASSERT_GE(nr, CHAIN_LEN + 3);
+	p = strstr(buf, "ips=") + 4;
+	for (i = 0; i < CHAIN_LEN + 3; i++) {
+		ips[i] = strtoul(p, &p, 0);
+		if (*p == ',')
+			p++;
+	}
+	/* The last copied walk: an interrupt of the spin loop. */
+	EXPECT_TRUE(ips[0] >= loop && ips[0] < end);
+	EXPECT_EQ(ut_leaf_ra, ips[1]);
+	EXPECT_EQ(leaf_caller_ra, ips[2]);
+	for (i = 0; i < CHAIN_LEN; i++)
+		EXPECT_EQ(chain_ra[CHAIN_LEN - 1 - i], ips[3 + i]);
 }
 
 TEST_HARNESS_MAIN
