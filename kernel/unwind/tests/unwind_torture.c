@@ -54,6 +54,7 @@
 #include <linux/nmi.h>
 #include <asm/apic.h>
 #endif
+#include "unwind_test_ctx.h"
 
 #define TT_MAX_CLIENTS	8
 #define TT_SLOTS	256
@@ -689,50 +690,40 @@ static void tt_wait(int *seen, int old)
 		cpu_relax();
 }
 
-/* The work write waiting, on this CPU, for its hrtimer's request. */
-struct tt_irq_req {
-	struct tt_slot	*slot;
-	int		fired;
-};
-
-static DEFINE_PER_CPU(struct tt_irq_req, tt_irq_req);
+/*
+ * The work write waiting, on this CPU, for its hrtimer's request: the
+ * run (unwind_test_ctx.h, which the test client uses too) and the slot
+ * of the task it waits on top of. Both are used with preemption off.
+ */
+static DEFINE_PER_CPU(struct unwind_test_ctx, tt_work_ctx);
+static DEFINE_PER_CPU(struct tt_slot *, tt_work_slot);
 
 static enum hrtimer_restart tt_work_timer_fn(struct hrtimer *t)
 {
-	struct tt_irq_req *r = this_cpu_ptr(&tt_irq_req);
-	struct tt_slot *s = r->slot;
+	struct unwind_test_ctx *c = this_cpu_ptr(&tt_work_ctx);
+	struct tt_slot *s = this_cpu_read(tt_work_slot);
 
-	if (s && s->task == current && !READ_ONCE(s->busy))
+	if (!unwind_test_ctx_mine(c))
+		return HRTIMER_NORESTART;
+	if (!READ_ONCE(s->busy))
 		tt_request(s, TT_IRQ, tt_random_mask(), true, TT_FROM_WORK_IRQ,
 			   0);
-	WRITE_ONCE(r->fired, 1);
+	unwind_test_ctx_done(c);
 	return HRTIMER_NORESTART;
 }
 
 /* Requests in the work write, from the contexts the worker asked for. */
 static void tt_work(struct tt_slot *s, unsigned int ctx)
 {
-	struct tt_irq_req *r;
-	struct hrtimer timer;
-
 	if (ctx & TT_WORK_TASK) {
 		guard(preempt)();
 		tt_request(s, TT_TASK, tt_random_mask(), true, TT_FROM_WORK, 0);
 	}
 	if (ctx & TT_WORK_IRQ) {
 		guard(preempt)();
-		r = this_cpu_ptr(&tt_irq_req);
-		r->slot = s;
-		r->fired = 0;
-		hrtimer_init_on_stack(&timer, CLOCK_MONOTONIC,
-				      HRTIMER_MODE_REL_PINNED_HARD);
-		timer.function = tt_work_timer_fn;
-		hrtimer_start(&timer, ns_to_ktime(1000),
-			      HRTIMER_MODE_REL_PINNED_HARD);
-		tt_wait(&r->fired, 0);
-		hrtimer_cancel(&timer);
-		destroy_hrtimer_on_stack(&timer);
-		r->slot = NULL;
+		this_cpu_write(tt_work_slot, s);
+		unwind_test_ctx_run(this_cpu_ptr(&tt_work_ctx), false,
+				    tt_work_timer_fn);
 	}
 	if (ctx & TT_WORK_NMI) {
 		guard(preempt)();
