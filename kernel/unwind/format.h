@@ -6,11 +6,11 @@
  * answers with a frame description (struct unwind_user_frame), which the
  * walk steps the same way for every format, or says that the stack ends
  * there, that its data for the IP is bad, or that it has none. The walk
- * asks the formats in the order of unwind_user_formats[] (user.c) and
- * takes the first answer that is not UNWIND_USER_UNKNOWN.
+ * asks the formats in its order (unwind_user_find() in user.c) and takes
+ * the first answer that is not UNWIND_USER_UNKNOWN.
  *
  * Adding a format: its own file with its *_frame() function, declared
- * here, and one entry in that table.
+ * here, and one call in unwind_user_find().
  */
 #ifndef _KERNEL_UNWIND_FORMAT_H
 #define _KERNEL_UNWIND_FORMAT_H
@@ -41,8 +41,8 @@ enum unwind_user_step {
 void unwind_user_frame_prepare(struct unwind_user_frame *frame);
 
 /*
- * Each format implements one function of this form (the type of
- * unwind_user_formats[] in user.c): describe the frame at state->ip (the
+ * Each format implements one function of this form, which
+ * unwind_user_find() calls: describe the frame at state->ip (the
  * interrupted IP if @topmost, else a return address) and point *@frame
  * at the description. state->frame is the walk's own, whose range the
  * walk set to all of user space and earlier formats may have narrowed: a

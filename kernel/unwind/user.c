@@ -3,7 +3,7 @@
  * The walk of a user space stack, the same for every format.
  *
  * At each frame the walk asks the formats of unwinding data, in the order
- * of unwind_user_formats[], for the frame's description (format.h): SFrame
+ * of unwind_user_find(), for the frame's description (format.h): SFrame
  * tables where they cover the IP (sframe_frame.h), the code itself for the
  * frames of a system call's wrapper (retpath.c), else frame pointers
  * (fp.c). It steps the frame by that description, and goes on stepping
@@ -35,20 +35,6 @@
 #include <linux/uaccess.h>
 #include <asm/unwind_user.h>
 #include "format.h"
-
-/*
- * The formats, in the order the walk asks them: tables, then code read
- * where neither tables nor frame pointers describe it, then frame
- * pointers, which describe any frame (whether its record is good, the
- * step tells).
- */
-static enum unwind_user_step
-(* const unwind_user_formats[])(struct unwind_user_state *state, bool topmost,
-				const struct unwind_user_frame **frame) = {
-	unwind_sframe_frame,
-	unwind_retpath_frame,
-	unwind_fp_frame,
-};
 
 /*
  * The flags and range of the current task's mapping at @addr (flags 0 and
@@ -498,26 +484,35 @@ static bool unwind_user_record64(const struct unwind_user_frame *frame)
 }
 
 /*
- * Describe the frame at state->ip, asking each format in turn. Return:
- * what the first format that knows the IP said; on UNWIND_USER_FRAME,
- * *@frame points to the description.
+ * Describe the frame at state->ip, asking the formats in the order the
+ * walk wants them: tables, then code read where neither tables nor frame
+ * pointers describe it, then frame pointers, which describe any frame
+ * (whether its record is good, the step tells).
+ *
+ * Direct calls, not a table of function pointers: the walk asks at
+ * every frame it cannot step by the description before, an indirect
+ * call per format costs a retpoline where the kernel uses them, and a
+ * format's common answer may be inline (format.h). A new format: its
+ * own file, its function in format.h, one call here.
+ *
+ * Return: what the first format that knows the IP said; on
+ * UNWIND_USER_FRAME, *@frame points to the description.
  */
 static enum unwind_user_step
 unwind_user_find(struct unwind_user_state *state, bool topmost,
 		 const struct unwind_user_frame **frame)
 {
-	enum unwind_user_step found = UNWIND_USER_STOP;
-	unsigned int i;
+	enum unwind_user_step found;
 
 	/* What formats that have nothing for the IP may narrow. */
 	state->frame.pc_start = 0;
 	state->frame.pc_end = ULONG_MAX;
 	state->frame.known_text = false;
-	for (i = 0; i < ARRAY_SIZE(unwind_user_formats); i++) {
-		found = unwind_user_formats[i](state, topmost, frame);
-		if (found != UNWIND_USER_UNKNOWN)
-			break;
-	}
+	found = unwind_sframe_frame(state, topmost, frame);
+	if (found == UNWIND_USER_UNKNOWN)
+		found = unwind_retpath_frame(state, topmost, frame);
+	if (found == UNWIND_USER_UNKNOWN)
+		found = unwind_fp_frame(state, topmost, frame);
 	return found == UNWIND_USER_UNKNOWN ? UNWIND_USER_STOP : found;
 }
 
