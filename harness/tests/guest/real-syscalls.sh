@@ -73,7 +73,10 @@ profile() {
 		fi
 		# One line per event for bench/report.py.
 		echo "# real-syscalls: $name $ev samples=$samples rooted=$rooted placed=$placed placed_rooted=$placed_rooted wrong=$wrong"
-	done < <(python3 "$here/syscall_roots.py" "/tmp/$name-syscalls.script" "$name" "$roots")
+	done < <(python3 "$here/syscall_roots.py" "/tmp/$name-syscalls.script" "$name" "$roots" \
+		2>"/tmp/$name-syscalls.misses")
+	sed "s/^/# $name: /" "/tmp/$name-syscalls.misses"
+	rm -f "/tmp/$name-syscalls.misses"
 	# The guest's /tmp is memory: the next program needs it.
 	rm -f "$data" "/tmp/$name-syscalls.script"
 	local msg="$name: fp,defer: $f_placed_rooted of $f_placed system-call samples reach their root where dwarf does ($f_rooted of $f_samples in all, dwarf $d_rooted of $d_samples)"

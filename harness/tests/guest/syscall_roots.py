@@ -20,7 +20,8 @@ N system-call samples, R of them rooted; P of them in places (the
 innermost user IP) where dwarf roots at least half its samples, Q of
 those rooted. W samples have a caller edge (callee IP, caller return
 address, compared by address) that no dwarf sample of the run has: a
-frame skipped or made up. Addresses compare as they are in the one
+frame skipped or made up. On stderr, the five commonest places where
+fp,defer stops short of a root dwarf reaches. Addresses compare as they are in the one
 process: perf prints dwarf's return addresses minus one, which is added
 back.
 """
@@ -87,6 +88,7 @@ def main():
     for user in chains["dwarf"]:
         place_n[user[0][2]] += 1
         place_rooted[user[0][2]] += any(f[0] in roots for f in user)
+    misses = collections.Counter()
     for event in ("dwarf", "fp", "defer"):
         n = rooted = placed = placed_rooted = wrong = 0
         for user in chains[event]:
@@ -97,10 +99,18 @@ def main():
             if place_n[place] and 2 * place_rooted[place] >= place_n[place]:
                 placed += 1
                 placed_rooted += is_rooted
+                if event == "defer" and not is_rooted:
+                    misses[(user[0][0], len(user), user[-1][0],
+                            user[-1][1].rsplit("/", 1)[-1])] += 1
             if any((a[2], b[2]) not in edges for a, b in zip(user, user[1:])):
                 wrong += 1
         print("%s samples %d rooted %d placed %d placed_rooted %d wrong %d"
               % (event, n, rooted, placed, placed_rooted, wrong))
+    # Where fp,defer stops short of dwarf's root: innermost function,
+    # frames found, the last one (on stderr, for the test's log).
+    for (sym, nr, last, dso), count in misses.most_common(5):
+        print("defer misses %d: from %s, %d frames, last %s (%s)"
+              % (count, sym, nr, last, dso), file=sys.stderr)
 
 
 if __name__ == "__main__":
