@@ -21,12 +21,17 @@
  * The walk leaves the mapping at the program's code, which it steps by
  * frame pointers or SFrame as before. A frame read that turns out to be a
  * frame-pointer record, the frame pointer pointing to it, is left to the
- * frame-pointer format, and so is the rest of the walk: the library keeps
- * frame pointers, or the program made the system call itself. Where a reading gives up, the
- * interrupted frame goes to the frame-pointer format and its rules for a
- * first frame; a caller in the mapping is stepped by frame pointer with
- * its return address checked to follow a call, so that a frame pointer
- * the library left behind ends the walk rather than adding wrong frames.
+ * frame-pointer format. If it is the interrupted frame, or follows another
+ * such record, so is the rest of the walk: the program made the system
+ * call itself, or the library keeps frame pointers. A single one among
+ * frames without (a C library function that keeps a frame pointer for
+ * alloca(), called by one that uses %rbp for its own values) is stepped by
+ * it alone, and its callers in the mapping are read again. Where a reading
+ * gives up, the interrupted frame goes to the frame-pointer format and its
+ * rules for a first frame; a caller in the mapping is stepped by frame
+ * pointer with its return address checked to follow a call, so that a
+ * frame pointer the library left behind ends the walk rather than adding
+ * wrong frames.
  * Every return address read by a frame read from its code is checked the
  * same way.
  *
@@ -352,6 +357,7 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 		state->retpath_start = 0;
 		state->retpath_end = 0;
 		state->retpath_frames = 0;
+		state->retpath_record = false;
 		if (!state->syscall)
 			return UNWIND_USER_UNKNOWN;
 		/*
@@ -381,13 +387,23 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 	    unwind_retpath_read(state, frame, topmost)) {
 		/*
 		 * Code that keeps frame pointers: the frame-pointer format
-		 * says the same, and walks the rest of the stack as it
-		 * always has.
+		 * says the same. A caller between frames without them is
+		 * stepped by its record alone; otherwise that format walks
+		 * the rest of the stack as it always has.
 		 */
 		if (unwind_retpath_fp_record(state, frame)) {
-			state->retpath_end = state->retpath_start;
-			return UNWIND_USER_UNKNOWN;
+			if (topmost || state->retpath_record) {
+				state->retpath_end = state->retpath_start;
+				return UNWIND_USER_UNKNOWN;
+			}
+			state->retpath_record = true;
+			state->retpath_frames++;
+			step = unwind_fp_frame(state, false, framep);
+			frame->check_ra = true;
+			frame->pc_end = frame->pc_start;
+			return step;
 		}
+		state->retpath_record = false;
 		state->retpath_frames++;
 		*framep = frame;
 		frame->outermost = false;

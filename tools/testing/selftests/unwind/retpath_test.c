@@ -84,6 +84,39 @@ asm(".text\n"
 	".size rbp_read, .-rbp_read\n");
 
 /*
+ * A function of the library that keeps a frame pointer (as the C
+ * library's do where they call alloca()), between the wrapper and a
+ * caller that uses %rbp for its own values: fp_read() calls frame_read()
+ * in a frame record; rbp_outer_read() saves %rbp, puts a value in it and
+ * calls fp_read(). The record's saved %rbp is that value: the walk must
+ * read rbp_outer_read()'s frame from its code, not follow the value.
+ */
+stack_reader fp_read, rbp_outer_read;
+asm(".text\n"
+	".globl fp_read\n"
+	".type fp_read, @function\n"
+	"fp_read:\n\t"
+	"push %rbp\n\t"
+	"mov %rsp, %rbp\n\t"
+	"call frame_read\n\t"
+	"pop %rbp\n\t"
+	"ret\n"
+	".size fp_read, .-fp_read\n"
+	".globl rbp_outer_read\n"
+	".type rbp_outer_read, @function\n"
+	"rbp_outer_read:\n\t"
+	"push %rbp\n\t"
+	"push %rbx\n\t"
+	"sub $0x8, %rsp\n\t"
+	"mov $0x1234, %ebp\n\t"
+	"call fp_read\n\t"
+	"add $0x8, %rsp\n\t"
+	"pop %rbx\n\t"
+	"pop %rbp\n\t"
+	"ret\n"
+	".size rbp_outer_read, .-rbp_outer_read\n");
+
+/*
  * Two more such wrappers, for code_replaced: the system call at the same
  * offset in both (0x20), frames of different sizes around it. Only their
  * bytes are used, copied into files.
@@ -166,6 +199,15 @@ TEST(wrapper_with_frame)
 TEST(wrapper_using_rbp)
 {
 	check_case(_metadata, rbp_read, 0);
+}
+
+/*
+ * rbp_outer_read() -> fp_read() -> frame_read(): two functions between
+ * the wrapper and read_from_here(), the inner one a frame record.
+ */
+TEST(record_between_frames_without)
+{
+	check_case(_metadata, rbp_outer_read, 2);
 }
 
 /*
