@@ -57,8 +57,6 @@ profile() {
 		sed 's/^/# /' "/tmp/$name-syscalls.err"
 		df -h /tmp | sed 's/^/# /'
 	fi
-	"$PERF" script -i "$data" -F event,comm,tid,ip,sym,dso \
-		>"/tmp/$name-syscalls.script" 2>/dev/null
 	local ev samples rooted placed placed_rooted wrong
 	local d_samples=0 d_rooted=0
 	local f_samples=0 f_rooted=0 f_placed=0 f_placed_rooted=0 f_wrong=0
@@ -73,12 +71,15 @@ profile() {
 		fi
 		# One line per event for bench/report.py.
 		echo "# real-syscalls: $name $ev samples=$samples rooted=$rooted placed=$placed placed_rooted=$placed_rooted wrong=$wrong"
-	done < <(python3 "$here/syscall_roots.py" "/tmp/$name-syscalls.script" "$name" "$roots" \
+	# perf script's text, as large as the recording, goes through a pipe:
+	# under the debug kernel both would not fit in the guest's /tmp.
+	done < <("$PERF" script -i "$data" -F event,comm,tid,ip,sym,dso 2>/dev/null |
+		python3 "$here/syscall_roots.py" /dev/stdin "$name" "$roots" \
 		2>"/tmp/$name-syscalls.misses")
 	sed "s/^/# $name: /" "/tmp/$name-syscalls.misses"
 	rm -f "/tmp/$name-syscalls.misses"
 	# The guest's /tmp is memory: the next program needs it.
-	rm -f "$data" "/tmp/$name-syscalls.script"
+	rm -f "$data"
 	local msg="$name: fp,defer: $f_placed_rooted of $f_placed system-call samples reach their root where dwarf does ($f_rooted of $f_samples in all, dwarf $d_rooted of $d_samples)"
 	if [ "$f_placed" -ge 50 ] && [ $((f_placed_rooted * 20)) -ge $((f_placed * 17)) ]; then
 		ok "$msg"
