@@ -333,6 +333,22 @@ static bool unwind_retpath_fp_record(const struct unwind_user_state *state,
 	       state->fp == state->sp + frame->cfa.off - 16;
 }
 
+/*
+ * A caller in the mapping stepped by its frame pointer, this frame only
+ * (the next one is read again), its return address checked to follow a
+ * call.
+ */
+static enum unwind_user_step
+unwind_retpath_by_fp(struct unwind_user_state *state,
+		     const struct unwind_user_frame **framep)
+{
+	enum unwind_user_step step = unwind_fp_frame(state, false, framep);
+
+	state->frame.check_ra = true;
+	state->frame.pc_end = state->frame.pc_start;
+	return step;
+}
+
 /**
  * unwind_retpath_frame - the frame at an IP, read from the code after it
  * @state:	the walk, at the frame
@@ -349,7 +365,6 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 {
 	struct unwind_user_frame *frame = &state->frame;
 	struct unwind_retpath_copy *copy;
-	enum unwind_user_step step;
 
 	if (state->ws != 8)
 		return UNWIND_USER_UNKNOWN;
@@ -398,10 +413,7 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 			}
 			state->retpath_record = true;
 			state->retpath_frames++;
-			step = unwind_fp_frame(state, false, framep);
-			frame->check_ra = true;
-			frame->pc_end = frame->pc_start;
-			return step;
+			return unwind_retpath_by_fp(state, framep);
 		}
 		state->retpath_record = false;
 		state->retpath_frames++;
@@ -421,8 +433,5 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 		return UNWIND_USER_UNKNOWN;
 	}
 	/* Code without frame pointers: trust its %rbp only if it checks. */
-	step = unwind_fp_frame(state, false, framep);
-	frame->check_ra = true;
-	frame->pc_end = frame->pc_start;
-	return step;
+	return unwind_retpath_by_fp(state, framep);
 }
