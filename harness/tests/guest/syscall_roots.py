@@ -21,7 +21,8 @@ innermost user IP) where dwarf roots at least half its samples, Q of
 those rooted. W samples have a caller edge (callee IP, caller return
 address, compared by address) that no dwarf sample of the run has: a
 frame skipped or made up. On stderr, the five commonest places where
-fp,defer stops short of a root dwarf reaches. Addresses compare as they are in the one
+fp,defer stops short of a root dwarf reaches, and its three commonest
+caller edges dwarf never saw (a rare true edge, or a wrong frame). Addresses compare as they are in the one
 process: perf prints dwarf's return addresses minus one, which is added
 back.
 """
@@ -89,6 +90,7 @@ def main():
         place_n[user[0][2]] += 1
         place_rooted[user[0][2]] += any(f[0] in roots for f in user)
     misses = collections.Counter()
+    unseen = collections.Counter()
     for event in ("dwarf", "fp", "defer"):
         n = rooted = placed = placed_rooted = wrong = 0
         for user in chains[event]:
@@ -102,8 +104,14 @@ def main():
                 if event == "defer" and not is_rooted:
                     misses[(user[0][0], len(user), user[-1][0],
                             user[-1][1].rsplit("/", 1)[-1])] += 1
-            if any((a[2], b[2]) not in edges for a, b in zip(user, user[1:])):
+            bad = [(a, b) for a, b in zip(user, user[1:])
+                   if (a[2], b[2]) not in edges]
+            if bad:
                 wrong += 1
+                if event == "defer":
+                    a, b = bad[0]
+                    unseen[(a[0], b[0], b[1].rsplit("/", 1)[-1],
+                            user.index(b))] += 1
         print("%s samples %d rooted %d placed %d placed_rooted %d wrong %d"
               % (event, n, rooted, placed, placed_rooted, wrong))
     # Where fp,defer stops short of dwarf's root: innermost function,
@@ -111,6 +119,9 @@ def main():
     for (sym, nr, last, dso), count in misses.most_common(5):
         print("defer misses %d: from %s, %d frames, last %s (%s)"
               % (count, sym, nr, last, dso), file=sys.stderr)
+    for (callee, caller, dso, depth), count in unseen.most_common(3):
+        print("defer unseen caller %d: %s <- %s (%s), frame %d"
+              % (count, callee, caller, dso, depth), file=sys.stderr)
 
 
 if __name__ == "__main__":
