@@ -5,7 +5,7 @@
  * frame at each address given on stdin in an ELF file's code, and prints
  * what it found, for check.py to compare with the file's .eh_frame.
  *
- *   check ELF < addresses
+ *   check ELF < "ADDR r|s" lines (a return address, the IP after a syscall)
  *   -> "ADDR - " (given up), or "ADDR sp|fp CFA_OFF same|c-N"
  */
 #include <elf.h>
@@ -51,10 +51,11 @@ int main(int argc, char **argv)
 	const Elf64_Ehdr *eh;
 	unsigned long addr;
 	struct stat st;
+	char kind;
 	int fd;
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: check ELF < addresses\n");
+		fprintf(stderr, "usage: check ELF < \"ADDR r|s\" lines\n");
 		return 2;
 	}
 	fd = open(argv[1], O_RDONLY);
@@ -70,11 +71,11 @@ int main(int argc, char **argv)
 	eh = (const Elf64_Ehdr *)image;
 	phdrs = (const Elf64_Phdr *)(image + eh->e_phoff);
 	nphdrs = eh->e_phnum;
-	while (scanf("%lx", &addr) == 1) {
+	while (scanf("%lx %c", &addr, &kind) == 2) {
 		memset(&state, 0, sizeof(state));
 		state.ip = addr;
 		state.ws = 8;
-		if (!arch_unwind_user_retpath(&state, &frame)) {
+		if (!arch_unwind_user_retpath(&state, &frame, kind == 'r')) {
 			printf("%lx -\n", addr);
 			continue;
 		}

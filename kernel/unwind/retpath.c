@@ -210,7 +210,7 @@ static bool unwind_retpath_read(struct unwind_user_state *state,
 			unwind_retpath_copied(copy, frame);
 		return copy->read;
 	}
-	read = arch_unwind_user_retpath(state, frame);
+	read = arch_unwind_user_retpath(state, frame, !topmost);
 	if (state->retpath_ident) {
 		copy = unwind_retpath_slot(state->ip);
 		if (copy)

@@ -23,10 +23,19 @@
  * returns, and after RETPATH_INSNS instructions. The walk checks that
  * each return address it reads by such a frame follows a call.
  *
- * What it cannot know: a call to a function that does not return, as the
- * last instruction of a function, runs on into the next one; the reading
- * would then describe that function. Return addresses read after such a
- * call are checked as any other.
+ * A call to a function that does not return, as the last instruction of
+ * a function, runs on into the next one, whose frame a way would then
+ * describe. At a return address the x86-64 psABI tells such a way apart:
+ * the frame made a call there, so its stack pointer was 16-byte aligned,
+ * as it is at every call the function makes, and one word off at its
+ * return. A way run into another function is one word off at both: it
+ * ends there, and is not taken for the frame's. So at a return address a
+ * function too large to read whole is described by one return, and an
+ * indirect jump (a switch's table) ends its way, not the reading. After a
+ * system call the alignment is unknown (a wrapper makes no call): every
+ * way, or two returns, must agree, and a way run into another function
+ * may be taken for the frame; return addresses read after such a frame
+ * are checked as any other.
  *
  * Task context, page faults allowed: the code is read with
  * copy_from_user(). The work is bounded by the instructions decoded, not
@@ -94,6 +103,7 @@ struct retpath {
 	unsigned int		nseen;
 	bool			found;
 	bool			agreed;		/* by two returns */
+	bool			called;		/* at a return address */
 	struct retpath_where	out;		/* at the return */
 	u8			todo[RETPATH_TODO]; /* into seen[] */
 	struct retpath_where	seen[RETPATH_SEEN];
@@ -108,6 +118,7 @@ enum retpath_insn {
 	RETPATH_BRANCH,		/* both: the target and after it */
 	RETPATH_RETURN,		/* the frame ends: ret, or a tail call */
 	RETPATH_TRAP,		/* this way never returns (ud2, hlt, int3) */
+	RETPATH_INDIRECT,	/* a jump through a register or a table */
 	RETPATH_FAIL,		/* not followed: give up */
 };
 
@@ -403,7 +414,7 @@ static enum retpath_insn retpath_insn(struct insn *insn,
 			/* Through memory at a RIP offset: a tail call. */
 			if (X86_MODRM_MOD(modrm) == 0 && X86_MODRM_RM(modrm) == 5)
 				return RETPATH_RETURN;
-			return RETPATH_FAIL;
+			return RETPATH_INDIRECT;
 		case 5:
 			return RETPATH_FAIL;
 		case 6:						/* push */
@@ -547,6 +558,19 @@ static bool retpath_no_return(const struct insn *insn)
 		(insn->opcode.bytes[1] == 0x1e && insn->modrm.bytes[0] == 0xfa));
 }
 
+/*
+ * Is the stack off the alignment the psABI gives a frame at a return
+ * address: 16 bytes at a call (@rem 0), one word off at a return (@rem
+ * 8)? Then the way ran into another function. Only offsets from the
+ * frame's stack pointer tell.
+ */
+static bool retpath_misaligned(const struct retpath *rp,
+			       const struct retpath_where *w, unsigned int rem)
+{
+	return rp->called && w->base == RETPATH_BASE_SP &&
+	       (w->off & 15) != rem;
+}
+
 /* Follow one way from @w to its end. */
 static enum retpath_end retpath_follow(struct retpath *rp,
 				       struct retpath_where w)
@@ -573,6 +597,8 @@ static enum retpath_end retpath_follow(struct retpath *rp,
 		after_call = false;
 		switch (retpath_insn(&insn, &w, &target)) {
 		case RETPATH_CALL:
+			if (retpath_misaligned(rp, &w, 0))
+				return RETPATH_DONE;
 			after_call = true;
 			fallthrough;
 		case RETPATH_NEXT:
@@ -599,6 +625,8 @@ static enum retpath_end retpath_follow(struct retpath *rp,
 			w.ip += insn.length;
 			break;
 		case RETPATH_RETURN:
+			if (retpath_misaligned(rp, &w, 8))
+				return RETPATH_DONE;
 			if (w.fp == RETPATH_FP_LOST ||
 			    (rp->found && !retpath_same(&rp->out, &w)))
 				return RETPATH_GIVE_UP;
@@ -610,6 +638,9 @@ static enum retpath_end retpath_follow(struct retpath *rp,
 			return RETPATH_DONE;
 		case RETPATH_TRAP:
 			return RETPATH_DONE;
+		case RETPATH_INDIRECT:
+			/* Its targets are the function's own: the others tell. */
+			return rp->called ? RETPATH_DONE : RETPATH_GIVE_UP;
 		default:
 			return RETPATH_GIVE_UP;
 		}
@@ -617,13 +648,14 @@ static enum retpath_end retpath_follow(struct retpath *rp,
 }
 
 /*
- * Read the frame at @ip: every way to its return, into rp->out. A large
- * function may hold more ways than the reading follows: then two returns
- * that agree, with no way disagreeing, are enough. A single one is not:
- * it may be another function's, run into after a call that does not
- * return.
+ * Read the frame at @ip (a return address if @called): every way to its
+ * return, into rp->out. A large function may hold more ways than the
+ * reading follows: then two returns that agree, with no way disagreeing,
+ * are enough, or one at a return address. After a system call one is
+ * not: it may be another function's, run into after a call that does
+ * not return.
  */
-static bool retpath_read(struct retpath *rp, unsigned long ip)
+static bool retpath_read(struct retpath *rp, unsigned long ip, bool called)
 {
 	struct retpath_where w = { .ip = ip };
 	enum retpath_end end;
@@ -635,12 +667,13 @@ static bool retpath_read(struct retpath *rp, unsigned long ip)
 	rp->nseen = 0;
 	rp->found = false;
 	rp->agreed = false;
+	rp->called = called;
 	end = retpath_follow(rp, w);
 	while (end == RETPATH_DONE && rp->ntodo)
 		end = retpath_follow(rp, rp->seen[rp->todo[--rp->ntodo]]);
 	if (!rp->found || rp->out.off < 0 || end == RETPATH_GIVE_UP)
 		return false;
-	return end == RETPATH_DONE || rp->agreed;
+	return end == RETPATH_DONE || rp->agreed || called;
 }
 
 /**
@@ -649,16 +682,19 @@ static bool retpath_read(struct retpath *rp, unsigned long ip)
  *		frame's SP and FP, which the description is relative to
  * @frame:	receives the description: CFA, return address and caller's
  *		frame pointer
+ * @called:	state->ip is a return address (the frame made a call),
+ *		not the IP after a system call
  *
  * The reading's scratch (about 1.5 KiB) is allocated for it: more than
  * the walk's stack should hold.
  *
  * Context: Task context, page faults allowed.
- * Return: true if every way from the IP to the function's return agrees
- * on the frame; false if the code was not followed to its end.
+ * Return: true if the ways from the IP to the function's return agree
+ * on the frame (all of them; or, in a function too large to read whole,
+ * two returns, or one at a return address); false otherwise.
  */
 bool arch_unwind_user_retpath(struct unwind_user_state *state,
-			      struct unwind_user_frame *frame)
+			      struct unwind_user_frame *frame, bool called)
 {
 	struct retpath *rp;
 	s32 cfa_off;
@@ -667,7 +703,7 @@ bool arch_unwind_user_retpath(struct unwind_user_state *state,
 	rp = kmalloc(sizeof(*rp), GFP_KERNEL | __GFP_NOWARN);
 	if (!rp)
 		return false;
-	read = retpath_read(rp, state->ip);
+	read = retpath_read(rp, state->ip, called);
 	cfa_off = rp->out.off + 8;
 	if (read) {
 		frame->cfa = (struct unwind_user_loc){

@@ -600,6 +600,43 @@ static void retpath_checks_return(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, r.env->trace.nr, 1);
 }
 
+/*
+ * A caller in the library, read at its return address. One way of it
+ * calls a function that does not return, last in the function: it runs
+ * on into the next function, which returns with the stack one word off
+ * the alignment a return address gives. That way is not the frame's.
+ */
+static void retpath_library_caller(struct kunit *test)
+{
+	static const u8 wrapper[] = {
+		0x0f, 0x05,			/* syscall */
+		0xc3,				/* ret */
+	};
+	static const u8 caller[] = {
+		0xe8, 0xfb, 0xfe, 0xff, 0xff,	/* call wrapper */
+		0x85, 0xc0,			/* test %eax,%eax */
+		0x75, 0x05,			/* jne 1f */
+		0x48, 0x83, 0xc4, 0x18,		/* add $0x18,%rsp */
+		0xc3,				/* ret */
+		0xe8, 0, 0, 0, 0,		/* 1: call abort */
+		0x48, 0x89, 0xf8,		/* next function: mov %rdi,%rax */
+		0xc3,				/* ret */
+	};
+	struct retpath_env r = retpath_env(test);
+	unsigned long ra = r.lib + 0x205;
+	int i;
+
+	put_code(test, r.lib + 0x200, caller, sizeof(caller));
+	put_word(test, r.env, r.sp, ra);
+	put_word(test, r.env, r.sp + 0x20, PROG_RA(r.env));
+	retpath_walk(test, &r, wrapper, sizeof(wrapper), FRAME(r.env, 0));
+	KUNIT_ASSERT_EQ(test, r.env->trace.nr, 6);
+	KUNIT_EXPECT_EQ(test, r.env->entries[1], ra);
+	KUNIT_EXPECT_EQ(test, r.env->entries[2], PROG_RA(r.env));
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, r.env->entries[i + 3], RA(r.env, i));
+}
+
 static struct kunit_case unwind_retpath_cases[] = {
 	KUNIT_CASE(retpath_wrapper),
 	KUNIT_CASE(retpath_saved_fp),
@@ -609,6 +646,7 @@ static struct kunit_case unwind_retpath_cases[] = {
 	KUNIT_CASE(retpath_gives_up),
 	KUNIT_CASE(retpath_not_syscall),
 	KUNIT_CASE(retpath_checks_return),
+	KUNIT_CASE(retpath_library_caller),
 	{}
 };
 
