@@ -50,7 +50,7 @@ $(error CONFIG must be guest, debug, kcsan or nounwind, not '$(CONFIG)')
 endif
 
 .PHONY: help tree refresh kernel perf perf-asan unwindprof demo python kselftest test run lint series clean bench \
-	torture matrix bisect bench-bytes
+	torture matrix bisect bench-bytes retpath-check
 
 help:
 	@sed -n '3,22s/^# \{0,1\}//p' Makefile
@@ -176,7 +176,13 @@ build/real/zstd: harness/build-zstd
 build/real/xz: harness/build-xz
 	@harness/build-xz build/real
 
-test: kernel perf perf-asan unwindprof demo python kselftest build/test-progs/perf_smoke build/real/zstd build/real/xz
+# The frames-from-code reading built on the host from the kernel's source,
+# which run-tests checks against the C library's .eh_frame.
+retpath-check: tree
+	@$(MAKE) --no-print-directory -C harness/retpath-check
+
+test: kernel perf perf-asan unwindprof demo python kselftest retpath-check \
+	build/test-progs/perf_smoke build/real/zstd build/real/xz
 	@harness/run-tests
 
 CMD ?= $(TOP)/build/demo/deepstack 3

@@ -18,6 +18,9 @@ stack holds them, and the code after them is often another function's.
 
 Prints per file and kind (syscall, return, noreturn): sites, frames
 read, right, wrong; exits 1 if a syscall or return frame is wrong.
+--min KIND=FRACTION (repeatable) also exits 1 if a file's frames of that
+kind are read at fewer than that fraction of its sites: a reading that
+gives up more often than it did.
 """
 import bisect
 import os
@@ -138,8 +141,15 @@ def truth(fdes, starts, addr):
 
 
 def main():
-    verbose = "-v" in sys.argv
-    files = [a for a in sys.argv[1:] if a != "-v"]
+    args = sys.argv[1:]
+    verbose = "-v" in args
+    mins = {}
+    while "--min" in args:
+        i = args.index("--min")
+        kind, _, frac = args[i + 1].partition("=")
+        mins[kind] = float(frac)
+        del args[i:i + 2]
+    files = [a for a in args if a != "-v"]
     bad = 0
     for elf in files:
         fdes = cfi(elf)
@@ -191,6 +201,10 @@ def main():
                   "register)" % (os.path.basename(elf), kind, *s))
             if kind != "noreturn":
                 bad += s[3]
+            if kind in mins and s[1] < mins[kind] * s[0]:
+                print("%s %s: %d of %d read, under %.2f"
+                      % (os.path.basename(elf), kind, s[1], s[0], mins[kind]))
+                bad += 1
     return 1 if bad else 0
 
 
