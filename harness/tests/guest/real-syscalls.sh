@@ -73,7 +73,7 @@ profile() {
 		echo "# real-syscalls: $name $ev samples=$samples rooted=$rooted placed=$placed placed_rooted=$placed_rooted wrong=$wrong"
 	# perf script's text, as large as the recording, goes through a pipe:
 	# under the debug kernel both would not fit in the guest's /tmp.
-	done < <("$PERF" script -i "$data" -F event,comm,tid,ip,sym,dso 2>/dev/null |
+	done < <("$PERF" script -i "$data" -F event,comm,tid,ip,sym,symoff,dso 2>/dev/null |
 		python3 "$here/syscall_roots.py" /dev/stdin "$name" "$roots" \
 		2>"/tmp/$name-syscalls.misses")
 	sed "s/^/# $name: /" "/tmp/$name-syscalls.misses"

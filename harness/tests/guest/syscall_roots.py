@@ -5,7 +5,7 @@ with fp,defer, against the truth of --call-graph dwarf in the same run.
 
     syscall_roots.py SCRIPT COMM ROOT[,ROOT...]
 
-SCRIPT is `perf script -F event,comm,tid,ip,sym,dso` output of a
+SCRIPT is `perf script -F event,comm,tid,ip,sym,symoff,dso` output of a
 recording with three cpu-clock events: call-graph=dwarf (the truth,
 unwound by perf from the C library's .eh_frame), call-graph=fp (the
 in-interrupt walk) and the recording's own, fp,defer. A system-call sample is a kernel sample of COMM whose kernel
@@ -22,7 +22,8 @@ those rooted. W samples have a caller edge (callee IP, caller return
 address, compared by address) that no dwarf sample of the run has: a
 frame skipped or made up. On stderr, the five commonest places where
 fp,defer stops short of a root dwarf reaches, and its three commonest
-caller edges dwarf never saw (a rare true edge, or a wrong frame). Addresses compare as they are in the one
+caller edges dwarf never saw (a rare true edge, or a wrong frame), each
+with the whole user chain of its first sample (function+offset). Addresses compare as they are in the one
 process: perf prints dwarf's return addresses minus one, which is added
 back.
 """
@@ -60,11 +61,12 @@ def samples(path, comm):
             addr = int(fields[0], 16)
             sym, _, dso = fields[1].rpartition(" (")
             dso = dso.rstrip(")")
+            sym, _, off = sym.rpartition("+0x") if "+0x" in sym else (sym, "", "")
             frames = cur[1]
             # Inlined functions repeat the address: one frame.
             if frames and frames[-1][2] == addr:
                 continue
-            frames.append((sym, dso, addr))
+            frames.append((sym, dso, addr, off))
     if cur:
         yield cur
 
@@ -76,7 +78,7 @@ def main():
     for event, frames in samples(path, comm):
         user = [f for f in frames if f[1] != KERNEL]
         if event == "dwarf":
-            user = user[:1] + [(s, d, a + 1) for s, d, a in user[1:]]
+            user = user[:1] + [(s, d, a + 1, o) for s, d, a, o in user[1:]]
             edges.update((a[2], b[2]) for a, b in zip(user, user[1:]))
         if not frames or frames[0][1] != KERNEL or not user:
             continue
@@ -91,6 +93,7 @@ def main():
         place_rooted[user[0][2]] += any(f[0] in roots for f in user)
     misses = collections.Counter()
     unseen = collections.Counter()
+    unseen_chain = {}
     for event in ("dwarf", "fp", "defer"):
         n = rooted = placed = placed_rooted = wrong = 0
         for user in chains[event]:
@@ -110,8 +113,11 @@ def main():
                 wrong += 1
                 if event == "defer":
                     a, b = bad[0]
-                    unseen[(a[0], b[0], b[1].rsplit("/", 1)[-1],
-                            user.index(b))] += 1
+                    key = (a[0], b[0], b[1].rsplit("/", 1)[-1],
+                           user.index(b))
+                    unseen[key] += 1
+                    unseen_chain.setdefault(key, " ".join(
+                        "%s+%s" % (f[0], f[3] or "?") for f in user))
         print("%s samples %d rooted %d placed %d placed_rooted %d wrong %d"
               % (event, n, rooted, placed, placed_rooted, wrong))
     # Where fp,defer stops short of dwarf's root: innermost function,
@@ -120,8 +126,10 @@ def main():
         print("defer misses %d: from %s, %d frames, last %s (%s)"
               % (count, sym, nr, last, dso), file=sys.stderr)
     for (callee, caller, dso, depth), count in unseen.most_common(3):
-        print("defer unseen caller %d: %s <- %s (%s), frame %d"
-              % (count, callee, caller, dso, depth), file=sys.stderr)
+        print("defer unseen caller %d: %s <- %s (%s), frame %d: %s"
+              % (count, callee, caller, dso, depth,
+                 unseen_chain[(callee, caller, dso, depth)]),
+              file=sys.stderr)
 
 
 if __name__ == "__main__":
