@@ -117,7 +117,7 @@ def main():
                            user.index(b))
                     unseen[key] += 1
                     unseen_chain.setdefault(key, " ".join(
-                        "%s+%s" % (f[0], f[3] or "?") for f in user))
+                        "%s+0x%s" % (f[0], f[3] or "?") for f in user))
         print("%s samples %d rooted %d placed %d placed_rooted %d wrong %d"
               % (event, n, rooted, placed, placed_rooted, wrong))
     # Where fp,defer stops short of dwarf's root: innermost function,
