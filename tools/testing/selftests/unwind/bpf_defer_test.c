@@ -597,9 +597,9 @@ TEST_F(bpf_defer, guessed_frames)
 
 	start_sleepable_probe(_metadata, &self->c);
 
-	ASSERT_EQ(0, prctl(0x55534753 /* PR_SET_USER_STACK_GUESS */, 1, 0, 0, 0));
+	ASSERT_EQ(0, prctl(PR_SET_USER_STACK_GUESS, 1, 0, 0, 0));
 	ut_fp_probe(0);
-	ASSERT_EQ(0, prctl(0x55534753, 0, 0, 0, 0));
+	ASSERT_EQ(0, prctl(PR_SET_USER_STACK_GUESS, 0, 0, 0, 0));
 	check_answers(_metadata, &self->c);
 	ASSERT_EQ(1, got.nreq);
 	ASSERT_EQ(1, got.nwalked);
