@@ -2,11 +2,13 @@
 /*
  * Host check of the x86-64 return-path reader (unwind_user_retpath.c),
  * built from the kernel's own source with stand-in headers: reads the
- * frame at each address given on stdin in an ELF file's code, and prints
- * what it found, for check.py to compare with the file's .eh_frame.
+ * frame at each address given on stdin in an ELF file's code, with the
+ * stack pointer there (mod 16: the reading checks the stack's alignment),
+ * and prints what it found, for check.py to compare with the file's
+ * .eh_frame.
  *
- *   check ELF < "ADDR r|s" lines (a return address, the IP after a syscall)
- *   -> "ADDR - " (given up), or "ADDR sp|fp CFA_OFF same|c-N"
+ *   check ELF < "ADDR SP" lines (hexadecimal)
+ *   -> "ADDR -" (given up), or "ADDR sp|fp CFA_OFF same|c-N"
  */
 #include <elf.h>
 #include <fcntl.h>
@@ -49,13 +51,12 @@ int main(int argc, char **argv)
 	struct unwind_user_state state;
 	struct unwind_user_frame frame;
 	const Elf64_Ehdr *eh;
-	unsigned long addr;
+	unsigned long addr, sp;
 	struct stat st;
-	char kind;
 	int fd;
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: check ELF < \"ADDR r|s\" lines\n");
+		fprintf(stderr, "usage: check ELF < \"ADDR SP\" lines\n");
 		return 2;
 	}
 	fd = open(argv[1], O_RDONLY);
@@ -71,11 +72,12 @@ int main(int argc, char **argv)
 	eh = (const Elf64_Ehdr *)image;
 	phdrs = (const Elf64_Phdr *)(image + eh->e_phoff);
 	nphdrs = eh->e_phnum;
-	while (scanf("%lx %c", &addr, &kind) == 2) {
+	while (scanf("%lx %lx", &addr, &sp) == 2) {
 		memset(&state, 0, sizeof(state));
 		state.ip = addr;
+		state.sp = sp;
 		state.ws = 8;
-		if (!arch_unwind_user_retpath(&state, &frame, kind == 'r')) {
+		if (!arch_unwind_user_retpath(&state, &frame)) {
 			printf("%lx -\n", addr);
 			continue;
 		}

@@ -184,7 +184,6 @@ struct unwind_sframe_sec {
  * @retpath_ident: what the mapping maps (file, offset, address), for the
  *		task's copies of frames read before; 0 if they may not be kept
  * @retpath_frames: frames this walk has read from their code
- * @retpath_record: the last frame read was a frame-pointer record
  * @nofault:	the walk may not fault, sleep, take a lock or allocate (an
  *		interrupt of user mode, unwind_user_nofault()), and runs
  *		with page faults disabled
@@ -215,7 +214,6 @@ struct unwind_user_state {
 	unsigned long	retpath_end;
 	u64		retpath_ident;
 	unsigned int	retpath_frames;
-	bool		retpath_record;
 	bool		nofault;
 	bool		blocked;
 };

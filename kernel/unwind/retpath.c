@@ -20,13 +20,16 @@
  *
  * The walk leaves the mapping at the program's code, which it steps by
  * frame pointers or SFrame as before. A frame read that turns out to be a
- * frame-pointer record, the frame pointer pointing to it, is left to the
- * frame-pointer format. If it is the interrupted frame, or follows another
- * such record, so is the rest of the walk: the program made the system
- * call itself, or the library keeps frame pointers. A single one among
- * frames without (a C library function that keeps a frame pointer for
- * alloca(), called by one that uses %rbp for its own values) is stepped by
- * it alone, and its callers in the mapping are read again. Where a reading
+ * frame-pointer record, the frame pointer pointing to it, is stepped by
+ * that record. If it is the interrupted frame, so is the rest of the walk:
+ * the program made the system call itself. A caller's record steps its
+ * own frame only, and the next caller in the mapping is read again: a
+ * function that keeps no frame pointer may call one that does for
+ * alloca(), or call two that do in a row (ld.so's start-up), and the
+ * frame-pointer rules would skip its caller. In a library built with
+ * frame pointers throughout that reads each of its frames in the walk, up
+ * to UNWIND_RETPATH_FRAMES, from the task's copies after the first time.
+ * Where a reading
  * gives up, the interrupted frame goes to the frame-pointer format and its
  * rules for a first frame; a caller in the mapping is stepped by frame
  * pointer with its return address checked to follow a call, so that a
@@ -210,7 +213,7 @@ static bool unwind_retpath_read(struct unwind_user_state *state,
 			unwind_retpath_copied(copy, frame);
 		return copy->read;
 	}
-	read = arch_unwind_user_retpath(state, frame, !topmost);
+	read = arch_unwind_user_retpath(state, frame);
 	if (state->retpath_ident) {
 		copy = unwind_retpath_slot(state->ip);
 		if (copy)
@@ -372,7 +375,6 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 		state->retpath_start = 0;
 		state->retpath_end = 0;
 		state->retpath_frames = 0;
-		state->retpath_record = false;
 		if (!state->syscall)
 			return UNWIND_USER_UNKNOWN;
 		/*
@@ -402,20 +404,20 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 	    unwind_retpath_read(state, frame, topmost)) {
 		/*
 		 * Code that keeps frame pointers: the frame-pointer format
-		 * says the same. A caller between frames without them is
-		 * stepped by its record alone; otherwise that format walks
-		 * the rest of the stack as it always has.
+		 * says the same. The interrupted frame's record is the
+		 * program's own: that format walks the rest of the stack as
+		 * it always has. A caller's record steps its frame alone,
+		 * and the next caller is read again, records in a row too:
+		 * the one after them may keep none.
 		 */
 		if (unwind_retpath_fp_record(state, frame)) {
-			if (topmost || state->retpath_record) {
+			if (topmost) {
 				state->retpath_end = state->retpath_start;
 				return UNWIND_USER_UNKNOWN;
 			}
-			state->retpath_record = true;
 			state->retpath_frames++;
 			return unwind_retpath_by_fp(state, framep);
 		}
-		state->retpath_record = false;
 		state->retpath_frames++;
 		*framep = frame;
 		frame->outermost = false;

@@ -25,17 +25,19 @@
  *
  * A call to a function that does not return, as the last instruction of
  * a function, runs on into the next one, whose frame a way would then
- * describe. At a return address the x86-64 psABI tells such a way apart:
- * the frame made a call there, so its stack pointer was 16-byte aligned,
- * as it is at every call the function makes, and one word off at its
- * return. A way run into another function is one word off at both: it
- * ends there, and is not taken for the frame's. So at a return address a
- * function too large to read whole is described by one return, and an
- * indirect jump (a switch's table) ends its way, not the reading. After a
- * system call the alignment is unknown (a wrapper makes no call): every
- * way, or two returns, must agree, and a way run into another function
- * may be taken for the frame; return addresses read after such a frame
- * are checked as any other.
+ * describe. The x86-64 psABI tells such a way apart: a function is
+ * entered with its stack pointer one word off a multiple of 16, so the
+ * stack is 16-byte aligned at every call it makes and one word off at
+ * its return, whatever it did in between. A way run into another
+ * function is one word off at both: it ends there, and is not taken for
+ * the frame's. The stack pointer is known, the frame's SP (the interrupted
+ * one after a system call, 16-byte aligned at a return address), so the
+ * check holds at every frame read. Hence a function too large to read
+ * whole is described by one return, and an indirect jump (a switch's
+ * table) ends its way, not the reading. A function called with a stack
+ * against the psABI is not read, or read wrongly: only its own process
+ * makes such calls, and the return addresses read after it are checked
+ * as any other.
  *
  * Task context, page faults allowed: the code is read with
  * copy_from_user(). The work is bounded by the instructions decoded, not
@@ -102,8 +104,7 @@ struct retpath {
 	unsigned int		ntodo;
 	unsigned int		nseen;
 	bool			found;
-	bool			agreed;		/* by two returns */
-	bool			called;		/* at a return address */
+	u8			sp_low;		/* the frame's SP, mod 16 */
 	struct retpath_where	out;		/* at the return */
 	u8			todo[RETPATH_TODO]; /* into seen[] */
 	struct retpath_where	seen[RETPATH_SEEN];
@@ -559,16 +560,15 @@ static bool retpath_no_return(const struct insn *insn)
 }
 
 /*
- * Is the stack off the alignment the psABI gives a frame at a return
- * address: 16 bytes at a call (@rem 0), one word off at a return (@rem
- * 8)? Then the way ran into another function. Only offsets from the
- * frame's stack pointer tell.
+ * Is the stack off the alignment the psABI gives: 16 bytes at a call
+ * (@rem 0), one word off at a return (@rem 8)? Then the way ran into
+ * another function. Only offsets from the frame's stack pointer tell.
  */
 static bool retpath_misaligned(const struct retpath *rp,
 			       const struct retpath_where *w, unsigned int rem)
 {
-	return rp->called && w->base == RETPATH_BASE_SP &&
-	       (w->off & 15) != rem;
+	return w->base == RETPATH_BASE_SP &&
+	       ((rp->sp_low + w->off) & 15) != rem;
 }
 
 /* Follow one way from @w to its end. */
@@ -630,17 +630,14 @@ static enum retpath_end retpath_follow(struct retpath *rp,
 			if (w.fp == RETPATH_FP_LOST ||
 			    (rp->found && !retpath_same(&rp->out, &w)))
 				return RETPATH_GIVE_UP;
-			if (!rp->found)
-				rp->out = w;
-			else if (w.ip != rp->out.ip)
-				rp->agreed = true;
+			rp->out = w;
 			rp->found = true;
 			return RETPATH_DONE;
 		case RETPATH_TRAP:
 			return RETPATH_DONE;
 		case RETPATH_INDIRECT:
 			/* Its targets are the function's own: the others tell. */
-			return rp->called ? RETPATH_DONE : RETPATH_GIVE_UP;
+			return RETPATH_DONE;
 		default:
 			return RETPATH_GIVE_UP;
 		}
@@ -648,14 +645,13 @@ static enum retpath_end retpath_follow(struct retpath *rp,
 }
 
 /*
- * Read the frame at @ip (a return address if @called): every way to its
+ * Read the frame at @ip, whose stack pointer is @sp: every way to its
  * return, into rp->out. A large function may hold more ways than the
- * reading follows: then two returns that agree, with no way disagreeing,
- * are enough, or one at a return address. After a system call one is
- * not: it may be another function's, run into after a call that does
- * not return.
+ * reading follows: then one return is enough, with no way disagreeing
+ * (a way run into another function ends at its first call or return).
  */
-static bool retpath_read(struct retpath *rp, unsigned long ip, bool called)
+static bool retpath_read(struct retpath *rp, unsigned long ip,
+			 unsigned long sp)
 {
 	struct retpath_where w = { .ip = ip };
 	enum retpath_end end;
@@ -666,14 +662,11 @@ static bool retpath_read(struct retpath *rp, unsigned long ip, bool called)
 	rp->ntodo = 0;
 	rp->nseen = 0;
 	rp->found = false;
-	rp->agreed = false;
-	rp->called = called;
+	rp->sp_low = sp & 15;
 	end = retpath_follow(rp, w);
 	while (end == RETPATH_DONE && rp->ntodo)
 		end = retpath_follow(rp, rp->seen[rp->todo[--rp->ntodo]]);
-	if (!rp->found || rp->out.off < 0 || end == RETPATH_GIVE_UP)
-		return false;
-	return end == RETPATH_DONE || rp->agreed || called;
+	return rp->found && rp->out.off >= 0 && end != RETPATH_GIVE_UP;
 }
 
 /**
@@ -682,8 +675,6 @@ static bool retpath_read(struct retpath *rp, unsigned long ip, bool called)
  *		frame's SP and FP, which the description is relative to
  * @frame:	receives the description: CFA, return address and caller's
  *		frame pointer
- * @called:	state->ip is a return address (the frame made a call),
- *		not the IP after a system call
  *
  * The reading's scratch (about 1.5 KiB) is allocated for it: more than
  * the walk's stack should hold.
@@ -691,10 +682,10 @@ static bool retpath_read(struct retpath *rp, unsigned long ip, bool called)
  * Context: Task context, page faults allowed.
  * Return: true if the ways from the IP to the function's return agree
  * on the frame (all of them; or, in a function too large to read whole,
- * two returns, or one at a return address); false otherwise.
+ * those the reading followed, one at least); false otherwise.
  */
 bool arch_unwind_user_retpath(struct unwind_user_state *state,
-			      struct unwind_user_frame *frame, bool called)
+			      struct unwind_user_frame *frame)
 {
 	struct retpath *rp;
 	s32 cfa_off;
@@ -703,7 +694,7 @@ bool arch_unwind_user_retpath(struct unwind_user_state *state,
 	rp = kmalloc(sizeof(*rp), GFP_KERNEL | __GFP_NOWARN);
 	if (!rp)
 		return false;
-	read = retpath_read(rp, state->ip, called);
+	read = retpath_read(rp, state->ip, state->sp);
 	cfa_off = rp->out.off + 8;
 	if (read) {
 		frame->cfa = (struct unwind_user_loc){

@@ -472,14 +472,14 @@ static void retpath_ways(struct kunit *test)
 		0x73, 0x09,			/* jae fail */
 		0xff, 0xc9,			/* loop: dec %ecx */
 		0x75, 0xfc,			/* jne loop */
-		0x48, 0x83, 0xc4, 0x10,		/* add $0x10,%rsp */
+		0x48, 0x83, 0xc4, 0x18,		/* add $0x18,%rsp */
 		0xc3,				/* ret */
 		0xe8, 0, 0, 0, 0,		/* fail: call abort */
 		0x0f, 0x1f, 0x00,		/* nopl (%rax): padding */
 		0x55,				/* push %rbp: another function */
 	};
 
-	retpath_caller_at(test, code, sizeof(code), 0x10);
+	retpath_caller_at(test, code, sizeof(code), 0x18);
 }
 
 /* A tail call through memory returns to the caller, as a ret would. */
@@ -520,7 +520,8 @@ static void retpath_gives_up(struct kunit *test)
 		0x74, 0x05,			/* je 1f */
 		0x48, 0x83, 0xc4, 0x08,		/* add $0x8,%rsp */
 		0xc3,				/* ret */
-		0xc3,				/* 1: ret */
+		0x48, 0x83, 0xc4, 0x18,		/* 1: add $0x18,%rsp */
+		0xc3,				/* ret */
 	};
 	static const u8 realign[] = {
 		0x0f, 0x05,			/* syscall */
@@ -595,6 +596,7 @@ static void retpath_checks_return(struct kunit *test)
 	};
 	struct retpath_env r = retpath_env(test);
 
+	r.sp += 8;	/* a leaf wrapper: as at its entry and return */
 	put_word(test, r.env, r.sp, NOP_IP(r.env));
 	retpath_walk(test, &r, code, sizeof(code), FRAME(r.env, 0));
 	KUNIT_EXPECT_EQ(test, r.env->trace.nr, 1);
@@ -626,6 +628,7 @@ static void retpath_library_caller(struct kunit *test)
 	unsigned long ra = r.lib + 0x205;
 	int i;
 
+	r.sp += 8;	/* a leaf wrapper: as at its entry and return */
 	put_code(test, r.lib + 0x200, caller, sizeof(caller));
 	put_word(test, r.env, r.sp, ra);
 	put_word(test, r.env, r.sp + 0x20, PROG_RA(r.env));
@@ -635,6 +638,86 @@ static void retpath_library_caller(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, r.env->entries[2], PROG_RA(r.env));
 	for (i = 0; i < 3; i++)
 		KUNIT_EXPECT_EQ(test, r.env->entries[i + 3], RA(r.env, i));
+}
+
+/*
+ * The same after a system call: the wrapper's failure path calls a
+ * function that does not return and runs on into the next function. Its
+ * stack is one word off where the wrapper's own return has it.
+ */
+static void retpath_syscall_run_on(struct kunit *test)
+{
+	static const u8 code[] = {
+		0x48, 0x83, 0xec, 0x18,		/* sub $0x18,%rsp */
+		0x0f, 0x05,			/* syscall */
+		0x85, 0xc0,			/* test %eax,%eax */
+		0x78, 0x05,			/* js 1f */
+		0x48, 0x83, 0xc4, 0x18,		/* add $0x18,%rsp */
+		0xc3,				/* ret */
+		0xe8, 0, 0, 0, 0,		/* 1: call abort */
+		0x48, 0x89, 0xf8,		/* next function: mov %rdi,%rax */
+		0xc3,				/* ret */
+	};
+
+	retpath_caller_at(test, code, sizeof(code), 0x18);
+}
+
+/*
+ * Library functions that keep frame pointers, two in a row, called by one
+ * that does not: each record steps its own frame only, and the caller
+ * without one is read from its code, so that the program's frame that
+ * called into the library is not skipped.
+ */
+static void retpath_records_in_a_row(struct kunit *test)
+{
+	static const u8 wrapper[] = {
+		0x0f, 0x05,			/* syscall */
+		0xc3,				/* ret */
+	};
+	static const u8 record_a[] = {
+		0x55,				/* push %rbp */
+		0x48, 0x89, 0xe5,		/* mov %rsp,%rbp */
+		0xe8, 0xf7, 0xfe, 0xff, 0xff,	/* call wrapper */
+		0x5d,				/* pop %rbp */
+		0xc3,				/* ret */
+	};
+	static const u8 record_b[] = {
+		0x55,				/* push %rbp */
+		0x48, 0x89, 0xe5,		/* mov %rsp,%rbp */
+		0xe8, 0x77, 0xff, 0xff, 0xff,	/* call record_a */
+		0x5d,				/* pop %rbp */
+		0xc3,				/* ret */
+	};
+	static const u8 no_record[] = {
+		0x48, 0x83, 0xec, 0x18,		/* sub $0x18,%rsp */
+		0xe8, 0x77, 0xff, 0xff, 0xff,	/* call record_b */
+		0x48, 0x83, 0xc4, 0x18,		/* add $0x18,%rsp */
+		0xc3,				/* ret */
+	};
+	struct retpath_env r = retpath_env(test);
+	unsigned long ra_a = r.lib + 0x209, ra_b = r.lib + 0x289;
+	unsigned long ra_c = r.lib + 0x309;
+	int i;
+
+	r.sp += 8;	/* a leaf wrapper: as at its entry and return */
+	put_code(test, r.lib + 0x200, record_a, sizeof(record_a));
+	put_code(test, r.lib + 0x280, record_b, sizeof(record_b));
+	put_code(test, r.lib + 0x300, no_record, sizeof(no_record));
+	/* The records chain through %rbp; no_record leaves it alone. */
+	put_word(test, r.env, r.sp, ra_a);
+	put_word(test, r.env, r.sp + 0x08, r.sp + 0x18);
+	put_word(test, r.env, r.sp + 0x10, ra_b);
+	put_word(test, r.env, r.sp + 0x18, FRAME(r.env, 0));
+	put_word(test, r.env, r.sp + 0x20, ra_c);
+	put_word(test, r.env, r.sp + 0x40, PROG_RA(r.env));
+	retpath_walk(test, &r, wrapper, sizeof(wrapper), r.sp + 0x08);
+	KUNIT_ASSERT_EQ(test, r.env->trace.nr, 8);
+	KUNIT_EXPECT_EQ(test, r.env->entries[1], ra_a);
+	KUNIT_EXPECT_EQ(test, r.env->entries[2], ra_b);
+	KUNIT_EXPECT_EQ(test, r.env->entries[3], ra_c);
+	KUNIT_EXPECT_EQ(test, r.env->entries[4], PROG_RA(r.env));
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, r.env->entries[i + 5], RA(r.env, i));
 }
 
 static struct kunit_case unwind_retpath_cases[] = {
@@ -647,6 +730,8 @@ static struct kunit_case unwind_retpath_cases[] = {
 	KUNIT_CASE(retpath_not_syscall),
 	KUNIT_CASE(retpath_checks_return),
 	KUNIT_CASE(retpath_library_caller),
+	KUNIT_CASE(retpath_syscall_run_on),
+	KUNIT_CASE(retpath_records_in_a_row),
 	{}
 };
 

@@ -19,6 +19,6 @@ bool arch_unwind_user_after_call(struct unwind_user_state *state,
 				 unsigned long ra, unsigned long *target);
 bool arch_unwind_user_after_syscall(struct unwind_user_state *state);
 bool arch_unwind_user_retpath(struct unwind_user_state *state,
-			      struct unwind_user_frame *frame, bool called);
+			      struct unwind_user_frame *frame);
 
 #endif /* _ASM_X86_UNWIND_USER_H */
