@@ -513,15 +513,36 @@ enum retpath_end {
 /*
  * Note the way at a branch target. Return: 1 if it is new, 0 if a way
  * reached the target before with the same stack, -1 if with another
- * stack, -2 if the reading keeps no more targets.
+ * stack, -2 if the reading keeps no more targets, 2 if with the same
+ * stack but the caller's %rbp elsewhere: rp->seen[*@idx] is then to be
+ * followed again with it lost.
+ *
+ * A load of %rbp from the frame is taken for the caller's %rbp, restored
+ * (retpath_load_fp()); it may be a local that a function using %rbp for
+ * its own values loads on one way only. From where the ways meet, the
+ * caller's %rbp is known again only where a pop restores it: a return
+ * that comes before says nothing, and the reading gives up there.
  */
-static int retpath_mark(struct retpath *rp, const struct retpath_where *w)
+static int retpath_mark(struct retpath *rp, const struct retpath_where *w,
+			unsigned int *idx)
 {
 	unsigned int i;
 
 	for (i = 0; i < rp->nseen; i++) {
-		if (rp->seen[i].ip == w->ip)
-			return retpath_meet(&rp->seen[i], w) ? 0 : -1;
+		struct retpath_where *seen = &rp->seen[i];
+
+		if (seen->ip != w->ip)
+			continue;
+		if (retpath_meet(seen, w))
+			return 0;
+		if (seen->off != w->off || seen->base != w->base)
+			return -1;
+		/* Lost is the least a way knows: followed once at most. */
+		if (seen->fp == RETPATH_FP_LOST)
+			return 0;
+		seen->fp = RETPATH_FP_LOST;
+		*idx = i;
+		return 2;
 	}
 	if (rp->nseen == RETPATH_SEEN)
 		return -2;
@@ -579,6 +600,7 @@ static enum retpath_end retpath_follow(struct retpath *rp,
 	unsigned long target;
 	bool after_call = !rp->insns;
 	struct insn insn;
+	unsigned int idx;
 	int mark;
 
 	for (;;) {
@@ -606,22 +628,25 @@ static enum retpath_end retpath_follow(struct retpath *rp,
 			break;
 		case RETPATH_JUMP:
 			w.ip = target;
-			mark = retpath_mark(rp, &w);
+			mark = retpath_mark(rp, &w, &idx);
 			if (mark == 0)
 				return RETPATH_DONE;
 			if (mark < 0)
 				return mark == -2 ? RETPATH_FULL : RETPATH_GIVE_UP;
+			if (mark == 2)
+				w = rp->seen[idx];
 			break;
 		case RETPATH_BRANCH:
 			next = w;
 			next.ip = target;
-			mark = retpath_mark(rp, &next);
+			mark = retpath_mark(rp, &next, &idx);
 			if (mark == -1)
 				return RETPATH_GIVE_UP;
 			if (mark == -2 || (mark && rp->ntodo == RETPATH_TODO))
 				return RETPATH_FULL;
 			if (mark)
-				rp->todo[rp->ntodo++] = rp->nseen - 1;
+				rp->todo[rp->ntodo++] = mark == 2 ? idx :
+								rp->nseen - 1;
 			w.ip += insn.length;
 			break;
 		case RETPATH_RETURN:

@@ -587,6 +587,34 @@ static void retpath_not_syscall(struct kunit *test)
 	retpath_expect_fp(test, &r);
 }
 
+/*
+ * Two ways meet where only one has loaded %rbp from the stack (a local,
+ * which the reading cannot tell from a saved %rbp): from there on where
+ * the caller's %rbp is, is unknown, until the pop that restores it.
+ */
+static void retpath_rbp_loaded(struct kunit *test)
+{
+	static const u8 code[] = {
+		0x0f, 0x05,			/* syscall */
+		0x85, 0xc0,			/* test %eax,%eax */
+		0x78, 0x0f,			/* js 1f */
+		0x48, 0x8b, 0x6c, 0x24, 0x08,	/* mov 0x8(%rsp),%rbp */
+		0x83, 0xf8, 0x01,		/* cmp $0x1,%eax */
+		0x77, 0x05,			/* ja 1f */
+		0xbd, 0x02, 0, 0, 0,		/* mov $0x2,%ebp */
+		0xbd, 0x01, 0, 0, 0,		/* 1: mov $0x1,%ebp */
+		0x48, 0x83, 0xc4, 0x10,		/* add $0x10,%rsp */
+		0x5d,				/* pop %rbp */
+		0xc3,				/* ret */
+	};
+	struct retpath_env r = retpath_env(test);
+
+	put_word(test, r.env, r.sp + 0x10, FRAME(r.env, 0));
+	put_word(test, r.env, r.sp + 0x18, PROG_RA(r.env));
+	retpath_walk(test, &r, code, sizeof(code), 0x1234);
+	retpath_expect_caller(test, &r);
+}
+
 /* A caller whose return address follows no call ends the walk there. */
 static void retpath_checks_return(struct kunit *test)
 {
@@ -728,6 +756,7 @@ static struct kunit_case unwind_retpath_cases[] = {
 	KUNIT_CASE(retpath_leave),
 	KUNIT_CASE(retpath_gives_up),
 	KUNIT_CASE(retpath_not_syscall),
+	KUNIT_CASE(retpath_rbp_loaded),
 	KUNIT_CASE(retpath_checks_return),
 	KUNIT_CASE(retpath_library_caller),
 	KUNIT_CASE(retpath_syscall_run_on),
