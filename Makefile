@@ -16,6 +16,7 @@
 #   make torture   a long torture run (DURATION=600 seconds), not in CI
 #   make bench     benchmarks against perf's in-NMI walk and DWARF: bench/results.md
 #   make bench-bytes  perf.data bytes per sample, fp against fp,defer (quick)
+#   make bench-insns  kernel instructions per operation, counted (null syscall)
 #
 # CONFIG=guest (default), CONFIG=debug (guest + configs/debug.config) or
 # CONFIG=kcsan (guest + configs/kcsan.config; torture and kselftests only).
@@ -50,10 +51,10 @@ $(error CONFIG must be guest, debug, kcsan or nounwind, not '$(CONFIG)')
 endif
 
 .PHONY: help tree refresh kernel perf perf-asan unwindprof demo python kselftest test run lint series clean bench \
-	torture matrix bisect bench-bytes retpath-check
+	torture matrix bisect bench-bytes bench-insns retpath-check
 
 help:
-	@sed -n '3,22s/^# \{0,1\}//p' Makefile
+	@sed -n '3,23s/^# \{0,1\}//p' Makefile
 
 # Packages the build and tests need, installed with apt the first time
 # (and when the list changes), so that a fresh clone needs no other step.
@@ -249,11 +250,27 @@ build/bench/selfunwind: bench/selfunwind.c $(UAPI)/linux/prctl.h
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -o $@ $<
 
+# Kernel instructions per operation, counted by a TCG plugin rather than
+# timed: the null system call on the series' kernel against the same guest
+# kernel without it (CONFIG=nounwind), and the deferred and in-NMI walks
+# (bench/insns/run, bench/insns/results.md).
+build/bench/insns-plugin.so: bench/insns/plugin.c
+	@mkdir -p $(@D)
+	gcc -O2 -Wall -shared -fPIC -o $@ $<
+build/bench/insns-probe: bench/insns/probe.c
+	@mkdir -p $(@D)
+	gcc -O1 -g -Wall -fno-omit-frame-pointer -static -no-pie -o $@ $<
+INSNS_PROGS := build/bench/insns-plugin.so build/bench/insns-probe
+bench-insns: kernel $(INSNS_PROGS)
+	@+$(MAKE) --no-print-directory kernel CONFIG=nounwind
+	@bench/insns/run build/bench-insns nounwind $(CONFIG)
+
 # The null system call is also timed on the same guest kernel without the
 # series (CONFIG=nounwind), in boots alternating with the series' kernel.
 NULL_BOOTS ?= 3
-bench: kernel perf unwindprof demo $(BENCH_PROGS) build/real/zstd build/real/xz
+bench: kernel perf unwindprof demo $(BENCH_PROGS) $(INSNS_PROGS) build/real/zstd build/real/xz
 	@+$(MAKE) --no-print-directory kernel CONFIG=nounwind
+	@bench/insns/run build/bench-insns nounwind $(CONFIG)
 	@rm -rf build/bench-out && mkdir -p build/bench-out
 	@harness/vm-run --timeout 3600 --mem 3072 --nmi --rw $(TOP)/build/bench-out \
 		--env ZSTD=$(TOP)/build/real/zstd --env XZ=$(TOP)/build/real/xz \

@@ -860,20 +860,23 @@ def main(argv):
         targets.append(("zstd: bytes/sample at most 1.05x fp",
                         "%.2f" % ratio, ratio <= 1.05))
     targets += [
-        ("null system call with the series within the spread of the rounds "
-         "without it",
+        # Under TCG a null system call's rounds spread over 2x: the time
+        # cannot tell a few instructions apart. The target is counted
+        # (bench/insns/results.md); the time is shown, with no verdict.
+        ("null system call, timed (the target is counted: "
+         "bench/insns/results.md)",
          "%.1f vs %.1f (%.1f-%.1f) ns" % (med(null_ours), med(null_base),
                                          min(null_base or [0]),
                                          max(null_base or [0])),
-         bool(null_base and null_ours) and
-         min(null_base) <= med(null_ours) <= max(null_base)),
+         None),
         ("(a) slowdown with fp,defer no higher than with fp",
          "%.2f vs %.2f" % (mslow("syscall", "defer"), mslow("syscall", "fp")),
          mslow("syscall", "defer") <= mslow("syscall", "fp")),
     ]
     targets += bpf_targets + sframe_targets + self_targets + guess_targets
     for name, val, ok in targets:
-        o.append("| %s | %s | %s |" % (name, val, "yes" if ok else "**no**"))
+        verdict = "-" if ok is None else ("yes" if ok else "**no**")
+        o.append("| %s | %s | %s |" % (name, val, verdict))
     o.append("")
     with open(results, "w") as f:
         f.write("\n".join(o) + "\n")

@@ -70,13 +70,14 @@ enum unwind_request_result {
  * Layout of unwind_task_info::state. Each client owns one bit in the low
  * half ("queued": asked in this entry, callback not run yet) and the
  * matching bit in the high half ("done": callback ran in this entry).
- * Three flags sit on top. kernel/unwind/deferred.c says who changes what.
+ * Four flags sit on top. kernel/unwind/deferred.c says who changes what.
  */
 #define UNWIND_MAX_CLIENTS	((BITS_PER_LONG - 4) / 2)
 #define UNWIND_DONE_SHIFT	UNWIND_MAX_CLIENTS
 #define UNWIND_ACTIVE_BIT	(BITS_PER_LONG - 4)
 #define UNWIND_PENDING_BIT	(BITS_PER_LONG - 3)
 #define UNWIND_CLOSED_BIT	(BITS_PER_LONG - 2)
+#define UNWIND_SEALED_BIT	(BITS_PER_LONG - 1)
 
 /* Cookies: the CPU number + 1 in bits 63..48, a per-CPU count below. */
 #define UNWIND_COOKIE_CPU_SHIFT	48
@@ -109,10 +110,13 @@ int bpf_unwind_deferred_request(u64 *cookie);
 void unwind_task_init(struct task_struct *task);
 void unwind_task_free(struct task_struct *task);
 void unwind_deferred_flush(void);
+bool unwind_deferred_seal(void);
+void unwind_deferred_unseal(void);
 void unwind_deferred_task_exit(void);
 void unwind_deferred_open(struct unwind_task_info *info);
 bool unwind_deferred_close(struct unwind_task_info *info);
 void unwind_deferred_run(struct unwind_task_info *info);
+void unwind_deferred_resume(struct unwind_task_info *info);
 
 #ifdef CONFIG_UNWIND_USER_REPORT
 /* Self-unwinding by signal, kernel/unwind/report.c. */
@@ -130,44 +134,34 @@ static inline bool unwind_report_wanted(void)
 }
 #endif
 
-/*
- * A cmpxchg of the state word that is atomic against this CPU only (no
- * lock prefix on x86), for the transitions every entry and exit makes.
- * That is enough: requests for a task come only from its own CPU (the
- * task, or an interrupt or NMI on top of it), and the one writer from
- * another CPU, unwind_deferred_cancel(), only clears client bits, of which
- * the values exchanged here have none, so it has nothing to lose.
- */
-static __always_inline bool unwind_state_swap_local(struct unwind_task_info *info,
-						    unsigned long old,
-						    unsigned long new)
-{
-	return cmpxchg_local(&info->state.counter, old, new) == old;
-}
-
 /**
- * unwind_deferred_enter_from_user - a new kernel entry begins
+ * unwind_deferred_enter_from_user - an interrupt or exception entry begins
  *
- * Called from enter_from_user_mode(), with interrupts disabled, inside its
- * instrumentable section. Opens the entry to requests. Requests an NMI
- * made while the task was closed (in user mode, or on its way in or out)
- * are this entry's and are kept. One unlocked cmpxchg in the common case.
+ * Called from irqentry_enter_from_user_mode(), with interrupts disabled,
+ * inside an instrumentable section. A task whose state is clear, every
+ * task that never asked for its stack among them, pays this load and
+ * branch and nothing else. Otherwise the last entry left a record, or an
+ * NMI (or the exit path's own code) asked for this entry:
+ * unwind_deferred_open() sorts them out. System calls need no hook: the
+ * entry that leaves a record sets SYSCALL_WORK_UNWIND, and the system
+ * call's entry work opens the next entry.
  */
 static __always_inline void unwind_deferred_enter_from_user(void)
 {
 	struct unwind_task_info *info = &current->unwind_info;
 
-	if (unlikely(!unwind_state_swap_local(info, BIT(UNWIND_CLOSED_BIT), 0)))
+	if (unlikely(atomic_long_read(&info->state)))
 		unwind_deferred_open(info);
 }
 
 /**
  * unwind_deferred_exit_to_user - the kernel entry ends
  *
- * Called from exit_to_user_mode_prepare() after the work loop, with
- * interrupts disabled. Ends the entry's record and closes the task: from
- * here on until its next entry, requests belong to that next entry. One
- * unlocked cmpxchg for a task that made no request.
+ * Called at the end of exit_to_user_mode_loop(), with interrupts disabled,
+ * once no work is left. Every entry that changes the task's state also
+ * sets TIF_NOTIFY_RESUME, so an exit that runs no work loop has nothing
+ * to close, and costs nothing here. Otherwise the entry's record ends and
+ * the task is closed until its next entry.
  *
  * Return: true if a request is still to be answered (an NMI slipped one in
  * after the loop's last check); the caller runs the work loop again.
@@ -176,21 +170,9 @@ static __always_inline bool unwind_deferred_exit_to_user(void)
 {
 	struct unwind_task_info *info = &current->unwind_info;
 
-	if (likely(unwind_state_swap_local(info, 0, BIT(UNWIND_CLOSED_BIT))))
+	if (likely(!atomic_long_read(&info->state)))
 		return false;
 	return unwind_deferred_close(info);
-}
-
-/**
- * unwind_deferred_recorded - has the current entry a record?
- *
- * Return: true if the current task asked for its user stack in this entry
- * (answered or not), so that code about to change that stack within the
- * entry must call unwind_deferred_flush() first. Task context.
- */
-static inline bool unwind_deferred_recorded(void)
-{
-	return atomic_long_read(&current->unwind_info.state) != 0;
 }
 
 /**
@@ -198,14 +180,14 @@ static inline bool unwind_deferred_recorded(void)
  *
  * Called from resume_user_mode_work(), in task context on the way to user
  * space (or into a guest), when TIF_NOTIFY_RESUME was set: requests set it
- * and mark the state PENDING.
+ * and mark the state PENDING, which unwind_deferred_resume() checks.
  */
 static inline void unwind_deferred_resume_user(void)
 {
 	struct unwind_task_info *info = &current->unwind_info;
 
-	if (unlikely(atomic_long_read(&info->state) & BIT(UNWIND_PENDING_BIT)))
-		unwind_deferred_run(info);
+	if (unlikely(atomic_long_read(&info->state)))
+		unwind_deferred_resume(info);
 }
 
 #else /* !CONFIG_UNWIND_USER */
@@ -242,7 +224,8 @@ static inline int unwind_user_nofault(struct pt_regs *regs,
 static inline void unwind_task_init(struct task_struct *task) { }
 static inline void unwind_task_free(struct task_struct *task) { }
 static inline void unwind_deferred_flush(void) { }
-static inline bool unwind_deferred_recorded(void) { return false; }
+static inline bool unwind_deferred_seal(void) { return false; }
+static inline void unwind_deferred_unseal(void) { }
 static inline void unwind_deferred_task_exit(void) { }
 static inline void unwind_deferred_enter_from_user(void) { }
 static inline bool unwind_deferred_exit_to_user(void) { return false; }

@@ -43,6 +43,7 @@
  * @report_next: the slot of @report_cookies the next cookie takes
  * @report_sent: jiffies (with bit 0 set) when the last signal was sent
  *		and not reported yet, 0 if none
+ * @report_sig: the signal it was sent with
  * @report_quiet: cookie of the last entry that reported: it asks for no
  *		report itself
  * @retpath_cache: frames this task's walks read from their code
@@ -73,6 +74,7 @@ struct unwind_task_info {
 	u64			report_cookies[UNWIND_REPORT_WINDOW];
 	unsigned int		report_next;
 	unsigned long		report_sent;
+	int			report_sig;
 	u64			report_quiet;
 #endif
 #ifdef CONFIG_UNWIND_USER_RETPATH

@@ -41,6 +41,8 @@ int unwind_user_walk(struct unwind_user_state *state,
 		     struct unwind_stacktrace *trace, unsigned int max);
 void unwind_user_read_failed(struct unwind_user_state *state,
 			     unsigned long addr);
+unsigned long unwind_user_copy(void *dst, const void __user *src,
+			       unsigned long len);
 bool unwind_user_maybe_text(unsigned long addr);
 
 #else /* !CONFIG_UNWIND_USER */

@@ -30,6 +30,7 @@
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/unwind_deferred.h>
@@ -143,7 +144,8 @@ static void trace_user_unwind_set_named(struct trace_user_unwind *uu,
 /*
  * Name the file of @vma in a user_unwind_inode entry, unless the buffer
  * already has one. @pathbuf is allocated on first use and freed by the
- * caller. Called with the mmap lock held, which keeps vm_file alive.
+ * caller. Called with the mmap lock or @vma's own lock held, either of
+ * which keeps vm_file alive.
  */
 static void trace_user_unwind_name_file(struct trace_user_unwind *uu,
 					struct vm_area_struct *vma,
@@ -194,18 +196,17 @@ static void trace_user_unwind_name_file(struct trace_user_unwind *uu,
 	trace_user_unwind_set_named(uu, inode, dev);
 }
 
-/* Fill the words of the frame at @ip that say where it lies. */
+/* Fill the words of the frame at @ip, in @vma (or none), that say where. */
 static void trace_user_unwind_locate(struct trace_user_unwind *uu,
-				     struct mm_struct *mm, unsigned long ip,
-				     u64 *frame, char **pathbuf)
+				     struct vm_area_struct *vma,
+				     unsigned long ip, u64 *frame,
+				     char **pathbuf)
 {
 	enum user_unwind_kind kind = USER_UNWIND_UNMAPPED;
-	struct vm_area_struct *vma;
 	const char *name = NULL;
 	u64 offset = 0, ino = 0;
 	dev_t dev = 0;
 
-	vma = vma_lookup(mm, ip);
 	if (vma) {
 		offset = ip - vma->vm_start;
 		if (vma->vm_ops && vma->vm_ops->name)
@@ -245,27 +246,71 @@ static void trace_user_unwind_unresolved(const unsigned long *ips,
 }
 
 /*
- * Where each of the @nr addresses of @ips lies, into @frames. Takes the
- * mmap lock, so it runs before the ring buffer entry is reserved.
+ * Locate @ip under the lock of its mapping alone, taken without waiting.
+ * Return: false if that lock could not be had (or there is none).
+ */
+static bool trace_user_unwind_locate_vma_locked(struct trace_user_unwind *uu,
+						struct mm_struct *mm,
+						unsigned long ip, u64 *frame,
+						char **pathbuf)
+{
+#ifdef CONFIG_PER_VMA_LOCK
+	struct vm_area_struct *vma = lock_vma_under_rcu(mm, ip);
+
+	if (!vma)
+		return false;
+	trace_user_unwind_locate(uu, vma, ip, frame, pathbuf);
+	vma_end_read(vma);
+	return true;
+#else
+	return false;
+#endif
+}
+
+/*
+ * Where each of the @nr addresses of @ips lies, into @frames, before the
+ * ring buffer entry is reserved (the lookups may sleep).
+ *
+ * This runs in a callback of deferred unwinding, which
+ * unwind_deferred_cancel() waits for while tracing holds event_mutex
+ * (clearing userstacktrace_delay, removing an instance). So it never
+ * waits for the mmap lock, which the traced process can keep taken for as
+ * long as it likes (a writer queued behind a reader it stalls). Each
+ * address is looked up under its mapping's own lock, or else under the
+ * mmap lock if that is free at once; a frame neither can be had for keeps
+ * its address alone (USER_UNWIND_UNRESOLVED), as do the frames of a task
+ * being killed.
  */
 static void trace_user_unwind_resolve(struct trace_user_unwind *uu,
 				      const unsigned long *ips, unsigned int nr,
 				      u64 *frames)
 {
 	struct mm_struct *mm = current->mm;
+	bool mm_locked = false;
 	char *pathbuf = NULL;
 	unsigned int i;
 
-	/* A task being killed may not wait for the lock: keep addresses. */
-	if (!mm || mmap_read_lock_killable(mm)) {
+	if (!mm || fatal_signal_pending(current)) {
 		trace_user_unwind_unresolved(ips, nr, frames);
 		return;
 	}
-	for (i = 0; i < nr; i++)
-		trace_user_unwind_locate(uu, mm, ips[i],
-					 &frames[i * USER_UNWIND_FRAME_WORDS],
-					 &pathbuf);
-	mmap_read_unlock(mm);
+	for (i = 0; i < nr; i++) {
+		u64 *frame = &frames[i * USER_UNWIND_FRAME_WORDS];
+
+		if (!mm_locked &&
+		    trace_user_unwind_locate_vma_locked(uu, mm, ips[i], frame,
+							&pathbuf))
+			continue;
+		if (!mm_locked && !mmap_read_trylock(mm)) {
+			trace_user_unwind_unresolved(&ips[i], 1, frame);
+			continue;
+		}
+		mm_locked = true;
+		trace_user_unwind_locate(uu, vma_lookup(mm, ips[i]), ips[i],
+					 frame, &pathbuf);
+	}
+	if (mm_locked)
+		mmap_read_unlock(mm);
 	if (pathbuf)
 		__putname(pathbuf);
 }

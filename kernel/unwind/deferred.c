@@ -15,20 +15,24 @@
  *   callbacks			task context of the unwound task, may sleep
  *
  * Per-task state (unwind_task_info::state, one atomic_long_t, changed with
- * atomic_long_*() operations, and with unwind_state_swap_local() in the
- * entry and exit hooks):
+ * atomic_long_*() operations only; the entry and exit hooks only read it
+ * unless it is non-zero):
  *
  *   bits		set by				cleared by
  *   queued[i]		request of client i		the pass, which moves it to
  *							done[i]; cancel of client i
- *   done[i]		the pass			close, flush; cancel of i
- *   ACTIVE		first request of the entry,	close, flush
+ *   done[i]		the pass			close, flush, open; cancel
+ *   ACTIVE		first request of the entry,	close, flush, open
  *			unwind_user_faultable(),
  *			unwind_user_nofault()
  *			(info->cookie is the entry's)
  *   PENDING		the request that sets		the pass
  *			TIF_NOTIFY_RESUME for a pass
- *   CLOSED		close, on every exit to user	open, at the next entry
+ *   CLOSED		close, at the exit of an entry	open, at the next entry
+ *			that left a record (with	(which clears the flag)
+ *			SYSCALL_WORK_UNWIND)
+ *   SEALED		flush, where the user state	unseal once it has changed;
+ *			is about to change		close; open
  *
  * Only the task itself, and interrupts and NMIs running on top of it, touch
  * its state, except cancel, which clears one client's bits in every task.
@@ -40,32 +44,60 @@
  * called in this entry (UNWIND_ALREADY_DONE): no request ever causes a
  * second walk of the same entry, and no client is called twice.
  *
+ * What every task pays. An interrupt or exception entry from user mode
+ * reads the state and branches; a system call's entry reads nothing more
+ * than its syscall work flags, which it reads anyway: an entry that leaves
+ * a record sets SYSCALL_WORK_UNWIND, and the next system call's entry work
+ * opens (unwind_deferred_open()). The exit hook runs at the end of the
+ * exit work loop: every change of a clear state sets TIF_NOTIFY_RESUME,
+ * so an exit without work has nothing to close. A task whose state is
+ * clear, as it is for every task that never asked, writes nothing. That
+ * leaves the state of such a task clear also after the exit work loop, on
+ * the rest of the way out and in user mode, where a request belongs to
+ * the next entry, not this one (its callback can no longer run before the
+ * return). Only two kinds of
+ * context can be there: an NMI (or an exception that runs like one, as
+ * int3 does for kprobes), and the exit path's own code after the hook,
+ * which is task context with interrupts disabled. So the first request of
+ * an entry made from either kind of context raises a self-interrupt
+ * (unwind_kick): if the task was on its way out, or in user mode, the
+ * interrupt is taken before the task runs a user instruction, and the
+ * entry it makes answers the request with the user state the request saw.
+ * If the task was not, the interrupt comes in kernel mode and costs no
+ * more than that. unwind_deferred_open() keeps such a request for the
+ * entry it starts, and drops everything else of the last entry.
+ *
  * The phases of a task, and what a request made in each leads to:
  *
  *   open	from the entry hook to the exit work loop's last pass: the
  *		request is answered by the loop, with this entry's stack.
- *   closed	from the close after the loop, through user mode, to the
- *		next entry hook. The user state cannot change before the next
- *		entry: on the way out nothing touches it any more, and in
- *		user mode only an NMI runs without entering. So a request here
- *		is made for the next entry, and is answered with the stack of
- *		the user state as it is now, if that entry comes before any
- *		user instruction runs. An NMI makes sure of it: the request
- *		raises a self-interrupt, taken as soon as the task is back in
- *		user mode (at most once per entry: only the request that sets
- *		PENDING raises it). Other requests can only come from the exit
- *		path's own code (tracepoints, kprobes), once on every exit, so
- *		forcing an entry for them could keep the task from ever
- *		running user code: they are refused with -EAGAIN, and callers
- *		fall back.
+ *   sealed	from a flush to the change it announces: the request is
+ *		refused with -EAGAIN, as its stack would be walked on user
+ *		registers that are being rewritten.
+ *   closed	from the close of an entry that left a record, through
+ *		user mode, to the next entry hook. A request from an NMI is
+ *		for the next entry, which the self-interrupt brings at once.
+ *		Other requests can only come from the exit path's own code
+ *		(tracepoints, kprobes), once on every exit, so forcing an
+ *		entry for them too could keep the task from ever running user
+ *		code: they are refused with -EAGAIN, and callers fall back.
+ *		An entry forced for the exit path's request of a task whose
+ *		state was clear (above) leaves a record, so the exit path's
+ *		next request is refused: at most every other exit is forced.
  *
- * An NMI that interrupted kernel mode in the open phase needs no
- * self-interrupt: TIF_NOTIFY_RESUME is enough, as the task passes through
- * the work loop before it returns. execve(), signal delivery, sigreturn
- * and a tracer's writes to a stopped task change the user stack within one
- * entry: pending requests are answered first, with the old stack, and the
- * next request gets a new cookie. (Another thread writing to the stack
- * memory is not seen: as for any walk, the stack is read as it is then.)
+ * An interrupt (not an NMI) cannot come in the closed phase: interrupts
+ * are disabled from the exit work loop's end to user mode, and an
+ * interrupt of user mode is an entry of its own, which the entry hook
+ * opened. One that finds CLOSED came in a system call before its entry
+ * work opened it, and opens it itself (unwind_state_in_irq()).
+ *
+ * execve(), signal delivery, sigreturn and a tracer's writes to a stopped
+ * task change the user stack within one entry: they seal the entry,
+ * pending requests are answered first with the old stack, requests are
+ * refused until the change is done, and the next request gets a new
+ * cookie for the new stack.
+ * (Another thread writing to the stack memory is not seen: as for any
+ * walk, the stack is read as it is then.)
  */
 #include <linux/unwind_deferred.h>
 #include <linux/unwind_user.h>
@@ -91,6 +123,7 @@
 #define UNWIND_ACTIVE		BIT(UNWIND_ACTIVE_BIT)
 #define UNWIND_PENDING		BIT(UNWIND_PENDING_BIT)
 #define UNWIND_CLOSED		BIT(UNWIND_CLOSED_BIT)
+#define UNWIND_SEALED		BIT(UNWIND_SEALED_BIT)
 
 /* Kernel entries that requested on each CPU, the low bits of each cookie. */
 static DEFINE_PER_CPU(local64_t, unwind_entry_seq);
@@ -145,6 +178,17 @@ static bool unwind_refuses_task(struct task_struct *task)
 	return task->flags & (PF_KTHREAD | PF_USER_WORKER) || !task->mm;
 }
 
+/*
+ * Could the current task be past its exit hook, or in user mode, with a
+ * state that does not say so (see the top of this file)? Only an NMI or
+ * the exit path's own code, task context with interrupts disabled, can be
+ * there. Anything else is certainly inside an open entry.
+ */
+static bool unwind_maybe_closed(void)
+{
+	return in_nmi() || (in_task() && irqs_disabled());
+}
+
 /* A cookie for a new entry: unique, as each CPU counts its own entries. */
 static u64 unwind_new_cookie(void)
 {
@@ -154,10 +198,33 @@ static u64 unwind_new_cookie(void)
 }
 
 /*
+ * The state as it counts for the current entry, read by a hard or soft
+ * interrupt (not an NMI). Those never run in the closed phase: interrupts
+ * are disabled from the close to user mode, and an interrupt of user mode
+ * is an entry of its own, opened by its entry hook. So a CLOSED they find
+ * is the mark of the last entry, left for a system call that has enabled
+ * interrupts but not yet reached its entry work (which would have opened
+ * it): the interrupt opens the entry itself, as unwind_deferred_open()
+ * would.
+ */
+static unsigned long unwind_state_in_irq(unsigned long state)
+{
+	if (!(state & UNWIND_CLOSED))
+		return state;
+	if (state & UNWIND_PENDING)
+		return state & ~(UNWIND_CLOSED | UNWIND_SEALED);
+	return 0;
+}
+
+/*
  * Add @set and ACTIVE to the state of the current entry, giving the entry
  * a cookie if it has none (ACTIVE clear), unless the state has a bit of
- * @stop: then return false without a change. On return, *@old is the state
- * found, and info->cookie is the entry's cookie if ACTIVE is now set.
+ * @stop: then return false without a change. A hard or soft interrupt
+ * that does not stop at CLOSED opens the entry (unwind_state_in_irq()).
+ * On return, *@old is the state as it counted for the entry (after that
+ * opening), and info->cookie is the entry's cookie if ACTIVE is now set.
+ * An entry that starts sets TIF_NOTIFY_RESUME, so that the exit work loop,
+ * at whose end the entry is closed, runs.
  *
  * An interrupt or NMI may run the same steps on top of us at any point,
  * to completion. The cookie is installed with a cmpxchg from the value
@@ -173,21 +240,34 @@ static bool unwind_entry_update(struct unwind_task_info *info,
 				unsigned long set, unsigned long stop,
 				unsigned long *old)
 {
+	bool in_irq = !in_nmi() && !in_task() && !(stop & UNWIND_CLOSED);
+	unsigned long found, cur;
 	u64 cookie;
 
 	for (;;) {
 		cookie = READ_ONCE(info->cookie);
-		*old = atomic_long_read(&info->state);
-		if (*old & stop)
+		found = atomic_long_read(&info->state);
+		cur = in_irq ? unwind_state_in_irq(found) : found;
+		if (cur & stop) {
+			*old = cur;
 			return false;
-		if (!(*old & UNWIND_ACTIVE) &&
+		}
+		if (!(cur & UNWIND_ACTIVE) &&
 		    !try_cmpxchg64_local(&info->cookie, &cookie,
 					 unwind_new_cookie()))
 			continue;
-		if (atomic_long_try_cmpxchg(&info->state, old,
-					    *old | set | UNWIND_ACTIVE))
-			return true;
+		if (atomic_long_try_cmpxchg(&info->state, &found,
+					    cur | set | UNWIND_ACTIVE))
+			break;
 	}
+	*old = cur;
+	/*
+	 * A state that is not clear is closed at the end of the exit work
+	 * loop, which runs only if a work flag is set: make sure it runs.
+	 */
+	if (!(cur & UNWIND_ACTIVE))
+		set_tsk_thread_flag(current, TIF_NOTIFY_RESUME);
+	return true;
 }
 
 /*
@@ -211,6 +291,14 @@ static void unwind_user_cached(struct unwind_task_info *info, u64 cookie,
 		}
 	}
 	trace->entries = info->cache;
+	/*
+	 * Interrupts walk the stack (and fill the walk's per-task copies,
+	 * sframe_cache.c) only where ACTIVE and SEALED are clear and the
+	 * task is not exiting: no walk of the task may run in that state.
+	 */
+	WARN_ON_ONCE(!(atomic_long_read(&info->state) &
+		       (UNWIND_ACTIVE | UNWIND_SEALED)) &&
+		     !(current->flags & PF_EXITING));
 	if (!cookie || info->cache_cookie != cookie) {
 		unwind_user_start(&state, task_pt_regs(current));
 		state.guess = READ_ONCE(info->guess);
@@ -303,6 +391,18 @@ retry:
 		unwind_report_signal(info, cookie);
 }
 
+/**
+ * unwind_deferred_resume - answer this entry's requests, if any is pending
+ * @info:	the current task's state, which is not clear
+ *
+ * Context: Task context of the current task, in the exit work loop.
+ */
+void unwind_deferred_resume(struct unwind_task_info *info)
+{
+	if (atomic_long_read(&info->state) & UNWIND_PENDING)
+		unwind_deferred_run(info);
+}
+
 /*
  * Raised by a request made while the task is closed, from an NMI: its
  * only job is to make the task enter the kernel as soon as it is back in
@@ -335,7 +435,9 @@ static DEFINE_PER_CPU(struct irq_work, unwind_kick) =
  * (kernel thread, io worker), -ESRCH for an exiting task, -EINVAL for an
  * unregistered or cancelled client, -EOPNOTSUPP in NMI on architectures
  * without NMI-safe cmpxchg, -EAGAIN when this entry is too far on its way
- * back to user space for a callback to run before it returns.
+ * back to user space for a callback to run before it returns, or while
+ * the user stack is being changed (execve(), a signal frame, sigreturn,
+ * a ptrace stop).
  */
 int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 {
@@ -350,6 +452,9 @@ int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 		return -ESRCH;
 	if (in_nmi() && !IS_ENABLED(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG))
 		return -EOPNOTSUPP;
+	/* Without the self-interrupt, a request that may be late is refused. */
+	if (!arch_irq_work_has_interrupt() && unwind_maybe_closed())
+		return -EAGAIN;
 	if (unwind_request_should_fail())
 		return -EAGAIN;
 
@@ -368,13 +473,13 @@ int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 	/*
 	 * A closed task takes requests from NMIs only, where the interrupt
 	 * that makes it enter the kernel at once can be raised; see the top
-	 * of this file.
+	 * of this file. A sealed one takes none.
 	 */
-	stop = mask | mask << UNWIND_DONE_SHIFT;
-	if (!in_nmi() || !arch_irq_work_has_interrupt())
+	stop = mask | mask << UNWIND_DONE_SHIFT | UNWIND_SEALED;
+	if (in_task())
 		stop |= UNWIND_CLOSED;
 	if (!unwind_entry_update(info, mask | UNWIND_PENDING, stop, &old)) {
-		if (old & stop & UNWIND_CLOSED)
+		if (old & stop & (UNWIND_CLOSED | UNWIND_SEALED))
 			return -EAGAIN;
 		*cookie = READ_ONCE(info->cookie);
 		return (old & mask) ? UNWIND_ALREADY_QUEUED : UNWIND_ALREADY_DONE;
@@ -387,10 +492,15 @@ int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 	 * The first request since the last pass asks for one. The flag is
 	 * set on this task here, NMI or not, so that it cannot land on
 	 * another task if the scheduler switches before an interrupt would
-	 * set it. Only a closed task needs to be made to enter the kernel.
+	 * set it. A task that is closed, or may be, is made to enter the
+	 * kernel before it runs user code: the first request of an entry
+	 * from where that may be the case raises the self-interrupt. Later
+	 * ones find PENDING set, or ACTIVE without CLOSED, which means open
+	 * (or the interrupt already raised).
 	 */
 	set_tsk_thread_flag(current, TIF_NOTIFY_RESUME);
-	if (old & UNWIND_CLOSED)
+	if ((old & UNWIND_CLOSED) ||
+	    (!(old & UNWIND_ACTIVE) && unwind_maybe_closed()))
 		irq_work_queue(this_cpu_ptr(&unwind_kick));
 	return UNWIND_QUEUED;
 }
@@ -426,7 +536,7 @@ int unwind_user_faultable(struct unwind_stacktrace *trace)
 	 * (page faults are allowed), but walk without sharing if it is.
 	 */
 	if (!(current->flags & PF_EXITING) &&
-	    unwind_entry_update(info, 0, UNWIND_CLOSED, &old))
+	    unwind_entry_update(info, 0, UNWIND_CLOSED | UNWIND_SEALED, &old))
 		cookie = READ_ONCE(info->cookie);
 	unwind_user_cached(info, cookie, trace);
 	return 0;
@@ -449,6 +559,21 @@ static bool unwind_user_copy_cached(struct unwind_task_info *info, u64 cookie,
 	trace->nr = min(READ_ONCE(info->cache_nr), max);
 	memcpy(trace->entries, info->cache, trace->nr * sizeof(*info->cache));
 	return true;
+}
+
+/*
+ * May an interrupt with @regs join the current entry? An interrupt that is
+ * not an NMI is always inside an open entry (see the top of this file). An
+ * NMI is not, if it came in user mode, and may not be, if it came in
+ * kernel mode with interrupts disabled: on the way out, a task whose state
+ * is clear has no CLOSED bit to tell.
+ */
+static bool unwind_nofault_may_join(struct pt_regs *regs)
+{
+	if (!in_nmi())
+		return true;
+	return IS_ENABLED(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG) &&
+	       !user_mode(regs) && !regs_irqs_disabled(regs);
 }
 
 /**
@@ -487,6 +612,7 @@ int unwind_user_nofault(struct pt_regs *regs, struct unwind_stacktrace *trace,
 			unsigned int max)
 {
 	struct unwind_task_info *info = &current->unwind_info;
+	struct pt_regs *irq_regs = regs;
 	bool kernel = !user_mode(regs);
 	struct unwind_user_state state;
 	unsigned long old = 0;
@@ -506,11 +632,15 @@ int unwind_user_nofault(struct pt_regs *regs, struct unwind_stacktrace *trace,
 	}
 
 	/*
-	 * Join the entry, unless the task is closed: an NMI in user mode,
-	 * or on the way out, where the entry is the next one.
+	 * Join the entry, unless the task is closed or may be: an NMI in
+	 * user mode, or one with interrupts disabled where the task may be
+	 * on its way out (the entry then is the next one), or sealed (the
+	 * registers are being rewritten).
 	 */
-	if ((!in_nmi() || IS_ENABLED(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG)) &&
-	    unwind_entry_update(info, 0, UNWIND_CLOSED, &old))
+	if (unwind_nofault_may_join(irq_regs) &&
+	    unwind_entry_update(info, 0, in_nmi() || in_task() ?
+				UNWIND_CLOSED | UNWIND_SEALED : UNWIND_SEALED,
+				&old))
 		cookie = READ_ONCE(info->cookie);
 	if (kernel && (!cookie || (old & UNWIND_ACTIVE)))
 		return -EAGAIN;
@@ -562,7 +692,7 @@ u64 unwind_entry_cookie(void)
 	unsigned long old;
 
 	if (unwind_refuses_task(current) || (current->flags & PF_EXITING) ||
-	    !unwind_entry_update(info, 0, UNWIND_CLOSED, &old))
+	    !unwind_entry_update(info, 0, UNWIND_CLOSED | UNWIND_SEALED, &old))
 		return 0;
 	return READ_ONCE(info->cookie);
 }
@@ -573,7 +703,9 @@ u64 unwind_entry_cookie(void)
  * @info:	the current task's state
  *
  * Called through unwind_deferred_exit_to_user() with interrupts disabled,
- * when the task made requests in this entry (or an NMI just did).
+ * at the end of the exit work loop, when the state is not clear: the task
+ * made requests in this entry (or an NMI just did), was walked, or was
+ * sealed.
  *
  * Return: true if a request is still to be answered, so the caller must
  * run the exit work loop once more before returning.
@@ -596,20 +728,39 @@ bool unwind_deferred_close(struct unwind_task_info *info)
 		}
 		/* The entry's record ends: its done bits, ACTIVE, cookie. */
 	} while (!atomic_long_try_cmpxchg(&info->state, &old, UNWIND_CLOSED));
+	/* The next system call opens the next entry in its entry work. */
+	set_syscall_work(UNWIND);
 	return false;
 }
 
 /**
- * unwind_deferred_open - start a new entry for a task that was closed
+ * unwind_deferred_open - start a new entry for a task whose state is set
  * @info:	the current task's state
  *
  * Called through unwind_deferred_enter_from_user() with interrupts
- * disabled, when the state is not just CLOSED: an NMI requested while the
- * task was closed, for this entry.
+ * disabled when the state is not clear, and by the entry work of the
+ * first system call after an entry that left a record
+ * (SYSCALL_WORK_UNWIND), with interrupts enabled. A request still
+ * pending was made after the last entry's close, and raised the
+ * self-interrupt that brought this entry before any user instruction ran,
+ * or was made by an NMI in this system call before it got here: it is
+ * this entry's, with its cookie. Anything else (CLOSED, the last entry's
+ * done bits) is the last entry's record, and ends here.
  */
 void unwind_deferred_open(struct unwind_task_info *info)
 {
-	atomic_long_andnot(UNWIND_CLOSED, &info->state);
+	unsigned long old, new;
+
+	clear_syscall_work(UNWIND);
+	old = atomic_long_read(&info->state);
+	do {
+		/* An interrupt of this system call opened it already. */
+		if (!(old & UNWIND_CLOSED))
+			return;
+		new = 0;
+		if (old & UNWIND_PENDING)
+			new = old & ~(UNWIND_CLOSED | UNWIND_SEALED);
+	} while (!atomic_long_try_cmpxchg(&info->state, &old, new));
 }
 
 /* Answer the requests queued so far, until none is left. */
@@ -620,14 +771,40 @@ static void unwind_deferred_drain(struct unwind_task_info *info)
 }
 
 /**
- * unwind_deferred_flush - the user stack is about to change in this entry
+ * unwind_deferred_seal - the user stack is about to change in this entry
  *
- * Called by execve() before the old memory map is dropped, by signal
+ * From here until unwind_deferred_unseal(), or the end of the entry,
+ * requests are refused (-EAGAIN) and interrupts do not walk the user
+ * stack, whose registers are about to be rewritten. Requests accepted
+ * before are still queued: unwind_deferred_flush() answers them.
+ *
+ * Context: Any, for the current task; used under the siglock by
+ * ptrace_stop(), which cannot answer requests there.
+ * Return: true if requests are queued, for unwind_deferred_flush().
+ */
+bool unwind_deferred_seal(void)
+{
+	unsigned long old;
+
+	old = atomic_long_fetch_or(UNWIND_SEALED, &current->unwind_info.state);
+	/* The exit work loop ends what this starts. */
+	if (!old)
+		set_tsk_thread_flag(current, TIF_NOTIFY_RESUME);
+	return old & UNWIND_QUEUED_MASK;
+}
+
+/**
+ * unwind_deferred_flush - seal the entry and answer its requests
+ *
+ * Called by execve() before the other threads are killed (which changes
+ * the task's thread id) and the old memory map is dropped, by signal
  * delivery before the signal frame is set up, by sigreturn before the
  * interrupted registers are restored, and by a task about to stop for its
  * tracer, which may rewrite its registers and stack: requests accepted so
- * far are answered with the stack they were made for, and the next request
- * gets a new cookie for the new stack.
+ * far are answered with the stack they were made for, requests are
+ * refused until the change is done (unwind_deferred_unseal(), or the end
+ * of the entry), and the next request after that gets a new cookie for
+ * the new stack.
  *
  * Context: Task context, page faults allowed.
  */
@@ -636,17 +813,32 @@ void unwind_deferred_flush(void)
 	struct unwind_task_info *info = &current->unwind_info;
 	unsigned long old;
 
+	might_fault();
+	unwind_deferred_seal();
 	old = atomic_long_read(&info->state);
-	while (old) {
+	for (;;) {
 		if (old & UNWIND_QUEUED_MASK) {
 			unwind_deferred_drain(info);
 			old = atomic_long_read(&info->state);
 			continue;
 		}
 		/* A new record for the new stack, whatever came before. */
-		if (atomic_long_try_cmpxchg(&info->state, &old, 0))
+		if (atomic_long_try_cmpxchg(&info->state, &old, UNWIND_SEALED))
 			break;
 	}
+}
+
+/**
+ * unwind_deferred_unseal - the user stack has changed
+ *
+ * Ends what unwind_deferred_flush() or unwind_deferred_seal() began:
+ * requests from here on are walked on the new stack.
+ *
+ * Context: Task context of the current task.
+ */
+void unwind_deferred_unseal(void)
+{
+	atomic_long_andnot(UNWIND_SEALED, &current->unwind_info.state);
 }
 
 /**
@@ -672,6 +864,7 @@ void unwind_task_init(struct task_struct *task)
 	struct unwind_task_info *info = &task->unwind_info;
 
 	atomic_long_set(&info->state, 0);
+	clear_task_syscall_work(task, UNWIND);
 	info->cookie = 0;
 	info->cache = NULL;
 	info->cache_nr = 0;

@@ -102,7 +102,7 @@ static bool unwind_guess_plt(unsigned long addr)
 	u8 b[8];
 	int i = 0;
 
-	if (copy_from_user(b, (void __user *)addr, sizeof(b)))
+	if (unwind_user_copy(b, (void __user *)addr, sizeof(b)))
 		return false;
 	if (!memcmp(b, endbr64, sizeof(endbr64)))
 		i = 4;
@@ -137,7 +137,7 @@ static unsigned int unwind_guess_copy(unsigned long addr, u64 *words,
 {
 	unsigned int got;
 
-	if (!copy_from_user(words, (void __user *)addr, n * sizeof(*words)))
+	if (!unwind_user_copy(words, (void __user *)addr, n * sizeof(*words)))
 		return n;
 	/* The end of the stack mapping: take the words before it. */
 	for (got = 0; got < n; got++)

@@ -162,6 +162,7 @@ void unwind_report_signal(struct unwind_task_info *info, u64 cookie)
 	info->report_cookies[info->report_next] = cookie;
 	info->report_next = (info->report_next + 1) % UNWIND_REPORT_WINDOW;
 	info->report_sent = jiffies | 1;
+	info->report_sig = sig;
 }
 
 static int unwind_report_frames(unsigned long cookie, unsigned long buf,
@@ -239,6 +240,7 @@ void unwind_report_task_init(struct unwind_task_info *info)
 	memset(info->report_cookies, 0, sizeof(info->report_cookies));
 	info->report_next = 0;
 	info->report_sent = 0;
+	info->report_sig = 0;
 	info->report_quiet = 0;
 }
 
@@ -259,21 +261,26 @@ bool unwind_report_wanted(void)
 /**
  * unwind_report_exec - a new program has not opted in
  *
+ * Clears the opt-in, and drops every report signal still pending for the
+ * thread: the new program has no handler for it, and the default action
+ * of most signals kills. That is every queued signal with si_code
+ * SI_UNWIND, whatever the process opted in to since it was sent (it may
+ * have switched signals, or opted out), and the pending bit of the last
+ * one sent if its queue entry could not be allocated (a non-real-time
+ * signal is then pending without one).
+ *
  * Context: exec, after de_thread(): the task is the only thread.
  */
 void unwind_report_exec(void)
 {
 	struct sighand_struct *sighand = unwind_report_sighand();
-	int sig;
+	struct unwind_task_info *info = &current->unwind_info;
+	int bare = info->report_sent ? info->report_sig : 0;
 
 	spin_lock_irq(&sighand->siglock);
-	sig = current->signal->unwind_signal;
 	WRITE_ONCE(current->signal->unwind_signal, 0);
-	/* One left pending would meet the default action: most kill. */
-	if (sig) {
-		flush_sigqueue_code(current, sig, SI_UNWIND);
-		recalc_sigpending();
-	}
+	flush_sigqueue_code(current, SI_UNWIND, bare);
+	recalc_sigpending();
 	spin_unlock_irq(&sighand->siglock);
-	unwind_report_task_init(&current->unwind_info);
+	unwind_report_task_init(info);
 }

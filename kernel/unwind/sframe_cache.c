@@ -6,8 +6,17 @@
  * few objects and call sites; with these, such a walk searches neither
  * the registry's tree nor the tables in user memory.
  *
- * The copies belong to the task and are used by its own walks only (task
- * context), so they need no lock. They are valid while the mm's
+ * The copies belong to the task and need no lock: they are read, filled
+ * and emptied by the task's own walks (task context), and by walks that
+ * may not fault (unwind_user_nofault(), in an interrupt or NMI on top of
+ * the task), never by both at once. An interrupt walks the task's stack
+ * only where no walk of the task can be under way: the task was in user
+ * mode, or in the kernel with the entry's ACTIVE bit clear, and every
+ * walk of the task runs with ACTIVE or SEALED set or while exiting, in
+ * which states interrupts do not walk (kernel/unwind/deferred.c, which
+ * checks it). A walk that may not fault does not allocate the copies,
+ * nor keep rows (which may allocate), and reads no file. They are valid
+ * while the mm's
  * generation (mm->sframe_gen, see sframe_mm.c) is the one they were made
  * under: an erase from the registry (munmap, prctl remove or replace)
  * gives the mm a new one, and the next use finds the copies stale and
@@ -20,6 +29,7 @@
  * can only make the task's own walks wrong, as a wrong table could.)
  */
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 #include <linux/unwind_user.h>
 #include <kunit/visibility.h>
 #include "sframe.h"
@@ -51,6 +61,9 @@ static struct unwind_sframe_cache *sframe_cache_get(struct mm_struct *mm)
 	u64 gen = sframe_gen_now(mm);
 
 	if (!cache) {
+		/* Walks that may not fault are blocked before getting here. */
+		if (WARN_ON_ONCE(pagefault_disabled()))
+			return NULL;
 		cache = kzalloc(sizeof(*cache), GFP_KERNEL);
 		if (!cache)
 			return NULL;
@@ -69,7 +82,8 @@ static struct unwind_sframe_cache *sframe_cache_get(struct mm_struct *mm)
  *
  * Starts the copies afresh first if @mm changed since they were made.
  *
- * Context: Task context (may allocate).
+ * Context: Task context (may allocate), or a walk that may not fault
+ * where no walk of the task is under way (see the top of this file).
  * Return: true if @sec was filled.
  */
 bool sframe_cache_copy(struct mm_struct *mm, unsigned long pc,
@@ -92,7 +106,8 @@ bool sframe_cache_copy(struct mm_struct *mm, unsigned long pc,
  * Not kept if the mm's generation changed since that miss: the entry
  * may already be gone.
  *
- * Context: Task context.
+ * Context: Task context, or a walk that may not fault where no walk of
+ * the task is under way (see the top of this file).
  */
 void sframe_cache_add(const struct unwind_sframe_sec *sec)
 {

@@ -103,8 +103,8 @@ static int sframe_decode_fde(const struct unwind_sframe_sec *sec, u32 i,
 		if (fre_off > sec->fres_end - sec->fres ||
 		    sec->fres_end - sec->fres - fre_off < sizeof(fda))
 			return sframe_bad(why, "function attributes past the end");
-		if (copy_from_user(&fda, (void __user *)(sec->fres + fre_off),
-				   sizeof(fda)))
+		if (unwind_user_copy(&fda, (void __user *)(sec->fres + fre_off),
+				     sizeof(fda)))
 			return -EFAULT;
 		fre_off += sizeof(fda);
 		fde->num_fres = fda.num_fres;

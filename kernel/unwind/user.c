@@ -39,12 +39,17 @@
 /*
  * The flags and range of the current task's mapping at @addr (flags 0 and
  * the gap's range if none), for a walk that may take no lock. The tree
- * of mappings is read under RCU, which NMIs may enter; the mapping found
- * is read without its lock, which is safe only where mappings are freed
- * after a grace period (CONFIG_PER_VMA_LOCK). Like the lookups under the
- * mmap lock, the answer holds until the next munmap().
+ * of mappings is read under RCU, which NMIs may enter. The mapping found
+ * is read without its lock: in 6.12 that is safe because a mapping is
+ * freed only after a grace period (vm_area_free() goes through call_rcu()
+ * with CONFIG_PER_VMA_LOCK). Kernels that instead let the slab reuse a
+ * mapping at once (SLAB_TYPESAFE_BY_RCU) may hand out one that is being
+ * reused for another range or another mm, so what was read is checked
+ * against both after reading it, which costs two loads here. Like the
+ * lookups under the mmap lock, the answer holds until the next munmap().
  *
- * Return: false if mappings cannot be looked up without a lock here.
+ * Return: false if mappings cannot be looked up without a lock here, or
+ * the mapping changed under the lookup.
  */
 static bool unwind_user_vma_nofault(unsigned long addr, vm_flags_t *flags,
 				    unsigned long *start, unsigned long *end)
@@ -52,6 +57,7 @@ static bool unwind_user_vma_nofault(unsigned long addr, vm_flags_t *flags,
 #ifdef CONFIG_PER_VMA_LOCK
 	MA_STATE(mas, &current->mm->mm_mt, addr, addr);
 	struct vm_area_struct *vma;
+	bool same = true;
 
 	rcu_read_lock();
 	vma = mas_walk(&mas);
@@ -59,16 +65,46 @@ static bool unwind_user_vma_nofault(unsigned long addr, vm_flags_t *flags,
 	if (vma && !xa_is_zero(vma)) {
 		/* Racy: mprotect() may change them, as after a locked lookup. */
 		*flags = data_race(vma->vm_flags);
+		/* Still this mm's mapping of @addr, now that flags are read. */
+		smp_rmb();
+		same = READ_ONCE(vma->vm_mm) == current->mm &&
+		       data_race(vma->vm_start) <= addr &&
+		       addr < data_race(vma->vm_end);
 	}
 	/* The range of the mapping, or of the gap, in the tree. */
 	*start = mas.index;
 	*end = mas.last + 1;
 	rcu_read_unlock();
-	return *start <= addr && addr - *start < *end - *start;
+	return same && *start <= addr && addr - *start < *end - *start;
 #else
 	return false;
 #endif
 }
+
+/**
+ * unwind_user_copy - copy user memory for a walk
+ * @dst:	the kernel buffer
+ * @src:	the user address
+ * @len:	how many bytes
+ *
+ * A walk that may fault copies with copy_from_user(). One that may not
+ * (page faults disabled: an interrupt's walk, NMI included) takes the
+ * in-atomic copy, which never faults and never consults usercopy fault
+ * injection, whose should_fail() takes locks and is not NMI-safe.
+ *
+ * Context: Any; faults only where page faults are allowed.
+ * Return: the number of bytes not copied.
+ */
+unsigned long unwind_user_copy(void *dst, const void __user *src,
+			       unsigned long len)
+{
+	if (!pagefault_disabled())
+		return copy_from_user(dst, src, len);
+	if (!access_ok(src, len))
+		return len;
+	return __copy_from_user_inatomic(dst, src, len);
+}
+EXPORT_SYMBOL_IF_KUNIT(unwind_user_copy);
 
 /**
  * unwind_user_read_failed - a read of user memory by the walk failed

@@ -87,7 +87,7 @@ static unsigned int unwind_user_insn(struct unwind_user_state *state,
 	unsigned int got;
 
 	/*
-	 * One word within a page is one load; copy_from_user() costs
+	 * One word within a page is one load; a copy costs
 	 * more (a call and a copy loop) and is kept for the page's end,
 	 * where it returns the bytes before a fault.
 	 */
@@ -97,7 +97,7 @@ static unsigned int unwind_user_insn(struct unwind_user_state *state,
 		got = get_user(word, (u64 __user *)ip) ? 0 : len;
 		memcpy(buf, &word, len);
 	} else {
-		got = len - copy_from_user(buf, (void __user *)ip, len);
+		got = len - unwind_user_copy(buf, (void __user *)ip, len);
 	}
 	if (got < len)
 		unwind_user_read_failed(state, ip + got);
@@ -216,7 +216,7 @@ bool arch_unwind_user_after_call(struct unwind_user_state *state,
 
 	if (state->ws != 8 || ra < sizeof(buf))
 		return false;
-	if (copy_from_user(buf, (void __user *)(ra - sizeof(buf)), sizeof(buf))) {
+	if (unwind_user_copy(buf, (void __user *)(ra - sizeof(buf)), sizeof(buf))) {
 		/* The bytes may span two pages: either may be the missing one. */
 		unwind_user_read_failed(state, ra - sizeof(buf));
 		unwind_user_read_failed(state, ra - 1);

@@ -13,6 +13,12 @@
  *   walk   in the system call itself: time the walker that deferred
  *          requests use (unwind_user_start() + unwind_user_walk())
  *
+ * For counting instructions (bench/insns/), which a clock would disturb,
+ * three more run one part alone from a self-NMI, untimed: "nmi-none" (the
+ * NMI and nothing else), "nmi-request" (the deferred request; the entry's
+ * walk and pass follow at its return to user space) and "nmi-perf"
+ * (perf_callchain_user()).
+ *
  * A self-NMI interrupts the writer in the kernel. For NMIs that interrupt
  * it in user mode, where a request must also raise the interrupt that
  * makes the task enter the kernel, the writer writes "nmi-user", then runs
@@ -45,9 +51,12 @@
 
 #define BENCH_MAX_SAMPLES	4096
 
-enum bench_mode { BENCH_NMI, BENCH_IRQ, BENCH_WALK, BENCH_NMI_USER };
+enum bench_mode {
+	BENCH_NMI, BENCH_IRQ, BENCH_WALK, BENCH_NMI_USER,
+	BENCH_NMI_NONE, BENCH_NMI_REQUEST, BENCH_NMI_PERF,
+};
 static const char * const bench_mode_names[] = {
-	"nmi", "irq", "walk", "nmi-user"
+	"nmi", "irq", "walk", "nmi-user", "nmi-none", "nmi-request", "nmi-perf"
 };
 
 struct bench_sample {
@@ -99,6 +108,25 @@ static u32 bench_clock_ns(void)
 	return local_clock() - t0;
 }
 
+/* One part alone, untimed, for an instruction count. */
+static void bench_count_remote(struct bench_sample *s, struct pt_regs *regs)
+{
+	struct perf_callchain_entry *entry = (void *)bench_perf_buf;
+	struct perf_callchain_entry_ctx ctx = {
+		.entry = entry,
+		.max_stack = UNWIND_USER_MAX_DEPTH,
+	};
+	u64 cookie;
+
+	if (s->mode == BENCH_NMI_REQUEST) {
+		s->ret = unwind_deferred_request(&bench_work, &cookie);
+	} else if (s->mode == BENCH_NMI_PERF) {
+		entry->nr = 0;
+		perf_callchain_user(&ctx, regs);
+		s->perf_frames = ctx.nr;
+	}
+}
+
 /* In NMI or hardirq context, on top of the writing task at @regs. */
 static void bench_measure_remote(struct bench_sample *s, struct pt_regs *regs)
 {
@@ -109,6 +137,11 @@ static void bench_measure_remote(struct bench_sample *s, struct pt_regs *regs)
 	};
 	u64 cookie, t0, t1;
 	int ret;
+
+	if (s->mode >= BENCH_NMI_NONE) {
+		bench_count_remote(s, regs);
+		return;
+	}
 
 	/*
 	 * The walk first: a request from user mode raises a self-interrupt,
@@ -177,6 +210,7 @@ static int bench_measure(struct bench_sample *s, enum bench_mode mode)
 	struct unwind_user_state state;
 	u64 t0, t1;
 
+	memset(s, 0, sizeof(*s));
 	s->mode = mode;
 	if (mode == BENCH_WALK) {
 		t0 = local_clock();
@@ -190,7 +224,7 @@ static int bench_measure(struct bench_sample *s, enum bench_mode mode)
 	}
 
 	bench_cur = s;
-	return unwind_test_ctx_run(&bench_ctx, mode == BENCH_NMI,
+	return unwind_test_ctx_run(&bench_ctx, mode != BENCH_IRQ,
 				   bench_hrtimer_fn);
 }
 

@@ -11,6 +11,7 @@
 #include <linux/uaccess.h>
 #include <linux/unwind_deferred.h>
 #include <linux/unwind_user.h>
+#include <asm/unwind_user.h>
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
@@ -38,11 +39,12 @@ static void cookie_encoding(struct kunit *test)
 
 static void state_layout(struct kunit *test)
 {
-	/* Queued and done halves and the three flags fit without overlap. */
+	/* Queued and done halves and the four flags fit without overlap. */
 	KUNIT_EXPECT_LE(test, 2 * UNWIND_MAX_CLIENTS, UNWIND_ACTIVE_BIT);
 	KUNIT_EXPECT_LT(test, UNWIND_ACTIVE_BIT, UNWIND_PENDING_BIT);
 	KUNIT_EXPECT_LT(test, UNWIND_PENDING_BIT, UNWIND_CLOSED_BIT);
-	KUNIT_EXPECT_LT(test, UNWIND_CLOSED_BIT, BITS_PER_LONG);
+	KUNIT_EXPECT_LT(test, UNWIND_CLOSED_BIT, UNWIND_SEALED_BIT);
+	KUNIT_EXPECT_LT(test, UNWIND_SEALED_BIT, BITS_PER_LONG);
 	KUNIT_EXPECT_GE(test, UNWIND_MAX_CLIENTS, 8);
 }
 
@@ -878,7 +880,40 @@ static void nofault_guess(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, blocked);
 }
 
+/*
+ * A walk that may not fault runs in interrupts, NMIs included, so its
+ * reads of user memory must not go through copy_from_user(), whose
+ * usercopy fault injection (should_fail()) takes locks and is not
+ * NMI-safe. With the next injected failure armed for this task
+ * (fail_nth, which counts the should_fail() calls the task makes), the
+ * read of a call instruction before a return address still succeeds, and
+ * no should_fail() ran.
+ */
+static void nofault_no_fault_injection(struct kunit *test)
+{
+#ifdef CONFIG_FAULT_INJECTION_USERCOPY
+	struct unwind_user_state state = { .ws = 8, .nofault = true };
+	static const u8 call[] = { 0xe8, 0x00, 0x00, 0x00, 0x00 };
+	struct walk_env *env = walk_env(test, 8);
+	unsigned int left;
+	bool after;
+
+	put_code(test, RA(env, 0) - sizeof(call), call, sizeof(call));
+	current->fail_nth = 1;
+	pagefault_disable();
+	after = arch_unwind_user_after_call(&state, RA(env, 0), NULL);
+	pagefault_enable();
+	left = current->fail_nth;
+	current->fail_nth = 0;
+	KUNIT_EXPECT_TRUE(test, after);
+	KUNIT_EXPECT_EQ(test, left, 1);
+#else
+	kunit_skip(test, "needs CONFIG_FAULT_INJECTION_USERCOPY");
+#endif
+}
+
 static struct kunit_case unwind_nofault_cases[] = {
+	KUNIT_CASE(nofault_no_fault_injection),
 	KUNIT_CASE(nofault_same_walk),
 	KUNIT_CASE(nofault_compat),
 	KUNIT_CASE(nofault_page_not_present),

@@ -44,6 +44,10 @@
  * guest's. The callbacks are registered on first use, so the module must
  * not be used with KVM loaded.
  *
+ * Writing "MS" to "mmap_hold" holds the writer's mmap lock for writing
+ * for MS milliseconds (at most 60000; a fatal signal ends it sooner), as a
+ * process can keep it taken: callbacks must not wait for it.
+ *
  * Reading "events" returns, and forgets, every request, callback and user
  * stack walk (seen by a kprobe on unwind_user_walk()) since the last read,
  * one line each:
@@ -57,9 +61,11 @@
 #include <linux/hrtimer.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
+#include <linux/mmap_lock.h>
 #include <linux/mutex.h>
 #include <linux/perf_event.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/unwind_deferred.h>
@@ -411,14 +417,15 @@ static const struct file_operations ut_nf_fops = {
 
 /*
  * Requests from kprobes in fork, exec and exit, in a user fault that
- * userfaultfd stalls (the walk sleeps there), and at the start and in the
- * middle (after the registers are restored) of rt_sigreturn(), for one
- * armed task each.
+ * userfaultfd stalls (the walk sleeps there), at the start and in the
+ * middle (after the registers are restored) of rt_sigreturn(), while a
+ * signal frame is written and as a tracee stops, for one armed task each.
  */
 static const char * const ut_probe_syms[] = {
 	"kernel_clone", "begin_new_exec", "do_group_exit", "handle_userfault",
 	"__x64_sys_rt_sigreturn", "restore_altstack",
 	"__ia32_compat_sys_rt_sigreturn", "compat_restore_altstack",
+	"x64_setup_rt_frame", "ia32_setup_rt_frame", "do_notify_parent_cldstop",
 };
 
 static struct kprobe ut_probes[ARRAY_SIZE(ut_probe_syms)];
@@ -654,6 +661,34 @@ static void ut_cleanup(void)
 	vfree(ut_log);
 }
 
+/* The mmap lock held for writing, as a process may keep it (mmap_hold). */
+static ssize_t ut_mmap_hold_write(struct file *file, const char __user *ubuf,
+				  size_t len, loff_t *ppos)
+{
+	struct mm_struct *mm = current->mm;
+	unsigned long end;
+	unsigned int ms;
+	int ret;
+
+	ret = kstrtouint_from_user(ubuf, len, 0, &ms);
+	if (ret)
+		return ret;
+	if (!mm || ms > 60000)
+		return -EINVAL;
+	if (mmap_write_lock_killable(mm))
+		return -EINTR;
+	end = jiffies + msecs_to_jiffies(ms);
+	while (time_before(jiffies, end) && !fatal_signal_pending(current))
+		schedule_timeout_killable(min_t(unsigned long, end - jiffies,
+						HZ / 10));
+	mmap_write_unlock(mm);
+	return len;
+}
+
+static const struct file_operations ut_mmap_hold_fops = {
+	.write = ut_mmap_hold_write,
+};
+
 static int __init ut_init(void)
 {
 	int i, ret;
@@ -704,6 +739,7 @@ static int __init ut_init(void)
 	debugfs_create_file("arm", 0200, ut_dir, NULL, &ut_arm_fops);
 	debugfs_create_file("events", 0400, ut_dir, NULL, &ut_events_fops);
 	debugfs_create_file("nofault", 0600, ut_dir, NULL, &ut_nf_fops);
+	debugfs_create_file("mmap_hold", 0200, ut_dir, NULL, &ut_mmap_hold_fops);
 #ifdef CONFIG_X86_LOCAL_APIC
 	debugfs_create_file("nmi", 0200, ut_dir, NULL, &ut_nmi_fops);
 #endif

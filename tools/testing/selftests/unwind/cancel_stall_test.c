@@ -6,9 +6,12 @@
  * likes. Removing an ftrace instance, clearing userstacktrace_delay in
  * another and unloading the test client's module must not wait for the
  * stall, or one user could block tracing's control files for everyone.
- * Once the page is served, the stalled task finishes cleanly.
+ * Once the page is served, the stalled task finishes cleanly. Nor must it
+ * wait for a callback that needs the mmap lock, which a thread of the
+ * traced process holds (the test client's mmap_hold).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -29,6 +32,9 @@
 #define TRACEFS		"/sys/kernel/tracing"
 #define INST_A		TRACEFS "/instances/unwind_stall_a"
 #define INST_B		TRACEFS "/instances/unwind_stall_b"
+#define INST_C		TRACEFS "/instances/unwind_stall_c"
+#define EVENT_C		INST_C "/events/syscalls/sys_enter_getppid"
+#define MMAP_HOLD	"/sys/kernel/debug/unwind_test/mmap_hold"
 #define EVENT_A		INST_A "/events/syscalls/sys_enter_getppid"
 #define TEST_MODULE	"unwind_test_client"
 /* Far more than any of the operations takes when it does not wait. */
@@ -268,6 +274,169 @@ TEST_F_TIMEOUT(stall, cancel_does_not_wait_for_a_stalled_walk, 120)
 	self->child = 0;
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+static int hold_fd = -1;
+
+/* A thread of the traced process keeps the mmap lock (for 60 s). */
+static void *hold_mmap_lock(void *arg)
+{
+	int *ready = arg;
+
+	if (write(*ready, "h", 1) != 1)
+		return NULL;
+	if (write(hold_fd, "60000", 5) < 0)
+		return NULL;
+	return NULL;
+}
+
+/* Does /proc/PID/task/TID/stack name @fn? */
+static int task_in(pid_t pid, pid_t tid, const char *fn)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", pid, tid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return !!strstr(buf, fn);
+}
+
+/* Does a thread of @pid sleep in the test client's mmap_hold? */
+static int holds_mmap_lock(pid_t pid)
+{
+	struct dirent *d;
+	char path[64];
+	int found = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while (!found && (d = readdir(dir)))
+		found = d->d_name[0] != '.' &&
+			task_in(pid, atoi(d->d_name), "ut_mmap_hold_write");
+	closedir(dir);
+	return found;
+}
+
+/*
+ * Child: wait for @go, make a getppid() whose walk meets the program's
+ * mappings (so that the next one finds them known), start the holding
+ * thread and wait until it holds the lock, report our tid, then make one
+ * getppid() whose stack has one frame (the walk takes no lock), and
+ * report that it returned.
+ */
+static int holding_child(int go, int report)
+{
+	int ready[2];
+	pthread_t th;
+	pid_t tid;
+	char c;
+	int i;
+
+	hold_fd = open(MMAP_HOLD, O_WRONLY);
+	if (hold_fd < 0 || pipe(ready))
+		return 4;
+	if (read(go, &c, 1) != 1)
+		return 3;
+	ut_syscall_fp(UT_SYS_GETPPID, 0, 0, 0, 0);
+	if (pthread_create(&th, NULL, hold_mmap_lock, &ready[1]))
+		return 3;
+	if (read(ready[0], &c, 1) != 1)
+		return 3;
+	for (i = 0; i < 1000 && !holds_mmap_lock(getpid()); i++)
+		usleep(10000);
+	if (!holds_mmap_lock(getpid()))
+		return 5;
+	tid = gettid();
+	if (write(report, &tid, sizeof(tid)) != sizeof(tid))
+		return 3;
+	ut_syscall_fp(UT_SYS_GETPPID, 0, 0, 0, 0);
+	if (write(report, "r", 1) != 1)
+		return 3;
+	pause();
+	return 0;
+}
+
+FIXTURE(hold) {
+	int unused;
+};
+
+FIXTURE_SETUP(hold)
+{
+}
+
+FIXTURE_TEARDOWN(hold)
+{
+}
+
+TEST_F_TIMEOUT(hold, cancel_does_not_wait_for_the_mmap_lock, 120)
+{
+	char filter[64], c;
+	int go[2], report[2], ret, status, i;
+	struct pollfd pfd;
+	pid_t child, tid = 0, op_pid;
+	double took;
+
+	if (access(TRACEFS "/options/userstacktrace_delay", F_OK))
+		SKIP(return, "no userstacktrace_delay option in this kernel");
+	if (access(MMAP_HOLD, F_OK))
+		SKIP(return, "test client not loaded");
+	rmdir(INST_C);
+	ASSERT_EQ(0, mkdir(INST_C, 0755));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(report));
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0)
+		_exit(holding_child(go[0], report[1]));
+	close(go[0]);
+	close(report[1]);
+
+	snprintf(filter, sizeof(filter), "common_pid == %d", child);
+	ASSERT_EQ(0, write_file(EVENT_C "/filter", filter));
+	ASSERT_EQ(0, write_file(EVENT_C "/enable", "1"));
+	ASSERT_EQ(0, write_file(INST_C "/options/userstacktrace_delay", "1"));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	if (read(report[0], &tid, sizeof(tid)) != sizeof(tid)) {
+		waitpid(child, &status, 0);
+		rmdir(INST_C);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 5)
+			SKIP(return, "the holding thread did not get the lock");
+		ASSERT_TRUE(0);
+	}
+	/* Until getppid() returned, or its callback waits for the lock. */
+	pfd.fd = report[0];
+	pfd.events = POLLIN;
+	for (i = 0; i < 500; i++) {
+		if (poll(&pfd, 1, 20) == 1)
+			break;
+		if (task_in(child, tid, "trace_user_unwind"))
+			break;
+	}
+	TH_LOG("getppid() %s", poll(&pfd, 1, 0) == 1 ? "returned" :
+	       "waits in its callback");
+	ret = run_op(op_clear_option, INST_C, &op_pid, &took);
+	TH_LOG("option cleared in %.3f s", took);
+	EXPECT_EQ(0, ret);
+
+	kill(child, SIGKILL);
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	if (op_pid > 0)
+		waitpid(op_pid, &status, 0);
+	if (poll(&pfd, 1, 0) == 1 && read(report[0], &c, 1) == 1)
+		TH_LOG("getppid() returned before the kill");
+	write_file(EVENT_C "/enable", "0");
+	rmdir(INST_C);
 }
 
 TEST_HARNESS_MAIN

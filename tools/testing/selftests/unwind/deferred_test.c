@@ -439,15 +439,20 @@ static void empty_handler(int sig, siginfo_t *info, void *uc)
 /*
  * rt_sigreturn() swaps the handler's registers for the interrupted ones
  * inside one entry. Client A asks on the way in (the handler's stack,
- * which starts in the restorer), client B after the registers are back
- * (restore_altstack() comes after them): two records, two cookies, and B
- * gets the interrupted stack, the chain that sent itself the signal.
+ * which starts in the restorer), client B from restore_altstack(): two
+ * records, two cookies. In the compat sigreturn that comes after the
+ * registers are back, and B gets the interrupted stack, the chain that
+ * sent itself the signal. The 64-bit one restores the alternate stack
+ * before the registers, while the entry is sealed: B is refused.
  */
 TEST_F(unwind, sigreturn_splits_entry)
 {
 	struct sigaction sa = { .sa_sigaction = empty_handler,
 				.sa_flags = SA_SIGINFO };
-	struct ut_event *cb_a, *cb_b;
+	struct ut_event *cb_a, *req_b;
+#ifndef __x86_64__
+	struct ut_event *cb_b;
+#endif
 	unsigned long restorer;
 	char cmd[64];
 
@@ -465,18 +470,132 @@ TEST_F(unwind, sigreturn_splits_entry)
 
 	ASSERT_EQ(0, ut_read_events(&log_));
 	ASSERT_EQ(1, ut_count(&log_, getpid(), UT_CB, 'A'));
-	ASSERT_EQ(1, ut_count(&log_, getpid(), UT_CB, 'B'));
 	cb_a = ut_find(&log_, getpid(), UT_CB, 'A');
-	cb_b = ut_find(&log_, getpid(), UT_CB, 'B');
+	req_b = ut_find(&log_, getpid(), UT_REQ, 'B');
 	EXPECT_EQ(ut_find(&log_, getpid(), UT_REQ, 'A')->cookie, cb_a->cookie);
-	EXPECT_EQ(ut_find(&log_, getpid(), UT_REQ, 'B')->cookie, cb_b->cookie);
-	EXPECT_NE(cb_a->cookie, cb_b->cookie);
 	ASSERT_GE(cb_a->nr, 1);
 	EXPECT_NE((unsigned long)ut_syscall_ret, cb_a->ips[0]);
 	/* The restorer's sigreturn system call is within its first bytes. */
 	if (restorer)
 		EXPECT_TRUE(cb_a->ips[0] > restorer && cb_a->ips[0] <= restorer + 16);
+	ASSERT_TRUE(!!req_b);
+#ifdef __x86_64__
+	EXPECT_EQ(-EAGAIN, req_b->ret);
+	EXPECT_EQ(0, ut_count(&log_, getpid(), UT_CB, 'B'));
+#else
+	ASSERT_EQ(1, ut_count(&log_, getpid(), UT_CB, 'B'));
+	cb_b = ut_find(&log_, getpid(), UT_CB, 'B');
+	EXPECT_EQ(req_b->cookie, cb_b->cookie);
+	EXPECT_NE(cb_a->cookie, cb_b->cookie);
 	EXPECT_TRUE(chain_matches(_metadata, cb_b));
+#endif
+}
+
+#ifdef __x86_64__
+#define SETUP_FRAME_SYM		"x64_setup_rt_frame"
+#else
+#define SETUP_FRAME_SYM		"ia32_setup_rt_frame"
+#endif
+
+/*
+ * Signal delivery writes the handler's frame and registers inside the
+ * entry, after answering the requests made so far. A request made while
+ * the frame is being written (a kprobe on the arch's setup_rt_frame) is
+ * refused, or answered with the interrupted stack: never with registers
+ * that are half the handler's.
+ */
+TEST_F(unwind, signal_frame_sealed)
+{
+	struct sigaction sa = { .sa_sigaction = empty_handler,
+				.sa_flags = SA_SIGINFO };
+	struct ut_event *req, *cb;
+	char cmd[64];
+
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	snprintf(cmd, sizeof(cmd), "%s 1", SETUP_FRAME_SYM);
+	if (ut_write(UT_DIR "/arm", cmd))
+		SKIP(return, "cannot probe %s", SETUP_FRAME_SYM);
+	chain_run(UT_SYS_KILL, getpid(), SIGUSR1, 0);
+	signal(SIGUSR1, SIG_DFL);
+
+	ASSERT_EQ(0, ut_read_events(&log_));
+	req = ut_find(&log_, getpid(), UT_REQ, 'A');
+	ASSERT_TRUE(!!req);
+	if (req->ret < 0) {
+		EXPECT_EQ(-EAGAIN, req->ret);
+		EXPECT_EQ(0, ut_count(&log_, getpid(), UT_CB, 'A'));
+		return;
+	}
+	cb = ut_find(&log_, getpid(), UT_CB, 'A');
+	ASSERT_TRUE(!!cb);
+	EXPECT_EQ(req->cookie, cb->cookie);
+	EXPECT_TRUE(chain_matches(_metadata, cb));
+}
+
+/*
+ * A tracer may rewrite a stopped tracee's registers. A request made as the
+ * tracee stops (do_notify_parent_cldstop() runs after the stop's flush) is
+ * refused, or answered with the stack it was made on (fake frames A):
+ * never with the frame pointer the tracer wrote meanwhile (frames B).
+ */
+TEST_F(unwind, ptrace_stop_sealed)
+{
+	static struct fake_frame a[8], b[8];
+	struct user_regs_struct regs;
+	struct ut_event *req, *cb;
+	int status;
+	pid_t child;
+
+	fake_frames_from(a, 0);
+	fake_frames_from(b, 20);
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		if (ptrace(PTRACE_TRACEME, 0, 0, 0))
+			_exit(2);
+		raise(SIGSTOP);
+		if (ut_write(UT_DIR "/arm", "do_notify_parent_cldstop 1"))
+			_exit(3);
+		ut_syscall_fp(UT_SYS_KILL, getpid(), SIGUSR1, 0,
+			      (unsigned long)a);
+		_exit(0);
+	}
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFSTOPPED(status));
+	ASSERT_EQ(0, ptrace(PTRACE_CONT, child, 0, 0));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+		SKIP(return, "cannot probe do_notify_parent_cldstop");
+	/* The signal-delivery stop of SIGUSR1, at the end of kill(). */
+	ASSERT_TRUE(WIFSTOPPED(status));
+	ASSERT_EQ(SIGUSR1, WSTOPSIG(status));
+	ASSERT_EQ(0, ptrace(PTRACE_GETREGS, child, 0, &regs));
+#ifdef __x86_64__
+	ASSERT_EQ((unsigned long)a, regs.rbp);
+	regs.rbp = (unsigned long)b;
+#else
+	ASSERT_EQ((long)a, regs.ebp);
+	regs.ebp = (long)b;
+#endif
+	ASSERT_EQ(0, ptrace(PTRACE_SETREGS, child, 0, &regs));
+	/* Detach without the signal: ut_syscall_fp() restores its rbp. */
+	ASSERT_EQ(0, ptrace(PTRACE_DETACH, child, 0, 0));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	ASSERT_EQ(0, ut_read_events(&log_));
+	req = ut_find(&log_, child, UT_REQ, 'A');
+	ASSERT_TRUE(!!req);
+	if (req->ret < 0) {
+		EXPECT_EQ(-EAGAIN, req->ret);
+		EXPECT_EQ(0, ut_count(&log_, child, UT_CB, 'A'));
+		return;
+	}
+	cb = ut_find(&log_, child, UT_CB, 'A');
+	ASSERT_TRUE(!!cb);
+	ASSERT_GE(cb->nr, 2);
+	EXPECT_EQ(TEXT_RA(0), cb->ips[1]);
 }
 
 /* 100k-deep recursion: the walk stops at its depth limit. */

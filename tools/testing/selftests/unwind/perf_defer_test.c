@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <sched.h>
@@ -925,6 +926,95 @@ TEST_F(perf_defer, inherited_fork)
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	rings_stop(rings, nr);
 	inherit_check(_metadata, rings, nr, 3);
+}
+
+static long tracepoint_id(const char *event)
+{
+	char path[256], buf[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s/id", event);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return atol(buf);
+}
+
+static void *exec_from_thread(void *arg)
+{
+	static char *const argv[] = { "/bin/true", NULL };
+
+	chain_run(UT_SYS_EXECVE, (long)argv[0], (long)argv, 0);
+	return arg;
+}
+
+/*
+ * A thread that is not the leader execs: de_thread() gives it the
+ * leader's thread id inside the entry. The deferred record of every
+ * sample taken before that must still carry the thread id the sample
+ * carries, and a sample taken after it, on the way to the new image,
+ * gets no cookie that no record answers: nothing is lost.
+ */
+TEST_F(perf_defer, exec_from_thread)
+{
+	static const char * const events[] = {
+		"syscalls/sys_enter_execve", "syscalls/sys_exit_execve",
+	};
+	struct inherit_tally t;
+	struct perf_event_attr attr;
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), status;
+	int extra[2] = { -1, -1 };
+	pthread_t th;
+	pid_t child;
+
+	if (ncpu > 2)
+		ncpu = 2;
+	base_attr(&attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.sample_period = 1;
+	attr.inherit = 1;
+	for (int c = 0; c < ncpu; c++) {
+		struct ring *r = &rings[c];
+
+		attr.config = tracepoint_id(events[0]);
+		if ((long)attr.config < 0)
+			SKIP(return, "no %s tracepoint", events[0]);
+		ASSERT_EQ(0, ring_open_pid(r, &attr, 0, c));
+		/* The second event writes into the same ring. */
+		attr.config = tracepoint_id(events[1]);
+		extra[c] = open_event_pid(&attr, 0, c, -1);
+		ASSERT_GE(extra[c], 0);
+		ASSERT_EQ(0, ioctl(extra[c], PERF_EVENT_IOC_SET_OUTPUT, r->fd));
+		ASSERT_EQ(0, ioctl(extra[c], PERF_EVENT_IOC_ENABLE, 0));
+	}
+	rings_start(rings, ncpu);
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (!child) {
+		if (pthread_create(&th, NULL, exec_from_thread, NULL))
+			_exit(2);
+		pause();
+		_exit(3);
+	}
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	chain_read_zero(1);
+	for (int c = 0; c < ncpu; c++)
+		close(extra[c]);
+	rings_stop(rings, ncpu);
+	inherit_tally(_metadata, rings, ncpu, &t);
+	EXPECT_GT(t.deferred, 0);
+	EXPECT_EQ(t.deferred, t.answered);
+	EXPECT_EQ(0, t.dup);
+	for (int c = 0; c < ncpu; c++)
+		ring_close(&rings[c]);
 }
 
 /*

@@ -530,16 +530,21 @@ TEST(handler_faults)
 	ASSERT_EQ(SIGSEGV, WTERMSIG(status));
 }
 
-static void block_and_request(void)
+static void block_and_request_sig(int sig)
 {
 	sigset_t set;
 
-	install(SIGRTMIN + 1);
-	prctl(PR_USER_STACK_SIGNAL, SIGRTMIN + 1, 0, 0, 0);
+	install(sig);
+	prctl(PR_USER_STACK_SIGNAL, sig, 0, 0, 0);
 	sigemptyset(&set);
-	sigaddset(&set, SIGRTMIN + 1);
+	sigaddset(&set, sig);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	vm_sys();
+}
+
+static void block_and_request(void)
+{
+	block_and_request_sig(SIGRTMIN + 1);
 }
 
 /*
@@ -566,6 +571,42 @@ static void child_execs_pending(void)
 	_exit(99);
 }
 
+/* Exec the target, the unwind signal pending: 99 if exec fails. */
+static void exec_target_now(void)
+{
+	execle("/proc/self/exe", "report_test", (char *)NULL,
+	       (char *[]){ "REPORT_TEST_EXEC_TARGET=1", NULL });
+	_exit(99);
+}
+
+/* Pending, then opted out: the signal is still the kernel's. */
+static void child_execs_opted_out(void)
+{
+	block_and_request();
+	if (prctl(PR_USER_STACK_SIGNAL, 0, 0, 0, 0))
+		_exit(98);
+	exec_target_now();
+}
+
+/* Pending, then switched to another signal: the first is still pending. */
+static void child_execs_switched(void)
+{
+	block_and_request();
+	install(SIGUSR2);
+	if (prctl(PR_USER_STACK_SIGNAL, SIGUSR2, 0, 0, 0))
+		_exit(98);
+	exec_target_now();
+}
+
+/* The same with SIGUSR1, a signal queued once at most, then opted out. */
+static void child_execs_usr1_opted_out(void)
+{
+	block_and_request_sig(SIGUSR1);
+	if (prctl(PR_USER_STACK_SIGNAL, 0, 0, 0, 0))
+		_exit(98);
+	exec_target_now();
+}
+
 static void child_exits_pending(void)
 {
 	block_and_request();
@@ -579,6 +620,43 @@ TEST(exec_pending)
 	if (!ut_available())
 		SKIP(return, "unwind_test client not loaded");
 	status = in_child(child_execs_pending);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(7, WEXITSTATUS(status));
+}
+
+/*
+ * Exec drops the unwind signal left pending whatever the process opted in
+ * to since it was sent: the new program would die of it.
+ */
+TEST(exec_pending_after_opt_out)
+{
+	int status;
+
+	if (!ut_available())
+		SKIP(return, "unwind_test client not loaded");
+	status = in_child(child_execs_opted_out);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(7, WEXITSTATUS(status));
+}
+
+TEST(exec_pending_after_switch)
+{
+	int status;
+
+	if (!ut_available())
+		SKIP(return, "unwind_test client not loaded");
+	status = in_child(child_execs_switched);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(7, WEXITSTATUS(status));
+}
+
+TEST(exec_pending_usr1_after_opt_out)
+{
+	int status;
+
+	if (!ut_available())
+		SKIP(return, "unwind_test client not loaded");
+	status = in_child(child_execs_usr1_opted_out);
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(7, WEXITSTATUS(status));
 }
