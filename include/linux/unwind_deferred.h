@@ -155,6 +155,17 @@ static __always_inline void unwind_deferred_enter_from_user(void)
 }
 
 /**
+ * unwind_deferred_syscall_enter - a system call after a recorded entry
+ *
+ * Called from syscall_trace_enter() when SYSCALL_WORK_UNWIND is set: the
+ * last entry left a record, which this entry starts without.
+ */
+static inline void unwind_deferred_syscall_enter(void)
+{
+	unwind_deferred_open(&current->unwind_info);
+}
+
+/**
  * unwind_deferred_exit_to_user - the kernel entry ends
  *
  * Called at the end of exit_to_user_mode_loop(), with interrupts disabled,
@@ -228,6 +239,7 @@ static inline bool unwind_deferred_seal(void) { return false; }
 static inline void unwind_deferred_unseal(void) { }
 static inline void unwind_deferred_task_exit(void) { }
 static inline void unwind_deferred_enter_from_user(void) { }
+static inline void unwind_deferred_syscall_enter(void) { }
 static inline bool unwind_deferred_exit_to_user(void) { return false; }
 static inline void unwind_deferred_resume_user(void) { }
 

@@ -68,8 +68,8 @@ static bool unwind_user_vma_nofault(unsigned long addr, vm_flags_t *flags,
 		/* Still this mm's mapping of @addr, now that flags are read. */
 		smp_rmb();
 		same = READ_ONCE(vma->vm_mm) == current->mm &&
-		       data_race(vma->vm_start) <= addr &&
-		       addr < data_race(vma->vm_end);
+		       READ_ONCE(vma->vm_start) <= addr &&
+		       addr < READ_ONCE(vma->vm_end);
 	}
 	/* The range of the mapping, or of the gap, in the tree. */
 	*start = mas.index;

@@ -55,6 +55,7 @@ enum bench_mode {
 	BENCH_NMI, BENCH_IRQ, BENCH_WALK, BENCH_NMI_USER,
 	BENCH_NMI_NONE, BENCH_NMI_REQUEST, BENCH_NMI_PERF,
 };
+
 static const char * const bench_mode_names[] = {
 	"nmi", "irq", "walk", "nmi-user", "nmi-none", "nmi-request", "nmi-perf"
 };
