@@ -116,7 +116,7 @@ void unwind_deferred_task_exit(void);
 void unwind_deferred_open(struct unwind_task_info *info);
 bool unwind_deferred_close(struct unwind_task_info *info);
 void unwind_deferred_run(struct unwind_task_info *info);
-void unwind_deferred_resume(struct unwind_task_info *info);
+void unwind_deferred_resume(struct unwind_task_info *info, bool to_guest);
 
 #ifdef CONFIG_UNWIND_USER_REPORT
 /* Self-unwinding by signal, kernel/unwind/report.c. */
@@ -188,17 +188,18 @@ static __always_inline bool unwind_deferred_exit_to_user(void)
 
 /**
  * unwind_deferred_resume_user - answer this entry's requests
+ * @regs:	the user registers, or NULL on the way into a guest
  *
  * Called from resume_user_mode_work(), in task context on the way to user
  * space (or into a guest), when TIF_NOTIFY_RESUME was set: requests set it
  * and mark the state PENDING, which unwind_deferred_resume() checks.
  */
-static inline void unwind_deferred_resume_user(void)
+static inline void unwind_deferred_resume_user(struct pt_regs *regs)
 {
 	struct unwind_task_info *info = &current->unwind_info;
 
 	if (unlikely(atomic_long_read(&info->state)))
-		unwind_deferred_resume(info);
+		unwind_deferred_resume(info, !regs);
 }
 
 #else /* !CONFIG_UNWIND_USER */
@@ -241,7 +242,7 @@ static inline void unwind_deferred_task_exit(void) { }
 static inline void unwind_deferred_enter_from_user(void) { }
 static inline void unwind_deferred_syscall_enter(void) { }
 static inline bool unwind_deferred_exit_to_user(void) { return false; }
-static inline void unwind_deferred_resume_user(void) { }
+static inline void unwind_deferred_resume_user(struct pt_regs *regs) { }
 
 #endif /* CONFIG_UNWIND_USER */
 

@@ -394,13 +394,32 @@ retry:
 /**
  * unwind_deferred_resume - answer this entry's requests, if any is pending
  * @info:	the current task's state, which is not clear
+ * @to_guest:	the task is about to enter a guest (KVM_RUN), not user mode
  *
- * Context: Task context of the current task, in the exit work loop.
+ * On the way into a guest the entry goes on, and it may later return to
+ * user space without running the exit work loop, at whose end records are
+ * closed. So the record ends here once its requests are answered: later
+ * requests of the same entry start a new one (the stack is walked again,
+ * and is the same), and no record is left behind for the next entry.
+ *
+ * Context: Task context of the current task, in the exit work loop or
+ * the work before entering a guest.
  */
-void unwind_deferred_resume(struct unwind_task_info *info)
+void unwind_deferred_resume(struct unwind_task_info *info, bool to_guest)
 {
+	unsigned long old;
+
 	if (atomic_long_read(&info->state) & UNWIND_PENDING)
 		unwind_deferred_run(info);
+	if (!to_guest)
+		return;
+	/* A request still queued set TIF_NOTIFY_RESUME: the next round ends it. */
+	old = atomic_long_read(&info->state);
+	while (old && !(old & (UNWIND_QUEUED_MASK | UNWIND_PENDING |
+			       UNWIND_SEALED))) {
+		if (atomic_long_try_cmpxchg(&info->state, &old, 0))
+			break;
+	}
 }
 
 /*
