@@ -102,14 +102,14 @@ static int stalled_child(int go, int serve)
 	return 0;
 }
 
-/* Does the task sleep in handle_userfault()? */
-static int in_userfault(pid_t pid)
+/* Does /proc/PID/task/TID/stack name @fn? */
+static int task_in(pid_t pid, pid_t tid, const char *fn)
 {
 	char path[64], buf[4096];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", pid, tid);
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return 0;
@@ -118,7 +118,13 @@ static int in_userfault(pid_t pid)
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
-	return !!strstr(buf, "handle_userfault");
+	return !!strstr(buf, fn);
+}
+
+/* Does the task sleep in handle_userfault()? */
+static int in_userfault(pid_t pid)
+{
+	return task_in(pid, pid, "handle_userfault");
 }
 
 static double now(void)
@@ -288,25 +294,6 @@ static void *hold_mmap_lock(void *arg)
 	if (write(hold_fd, "60000", 5) < 0)
 		return NULL;
 	return NULL;
-}
-
-/* Does /proc/PID/task/TID/stack name @fn? */
-static int task_in(pid_t pid, pid_t tid, const char *fn)
-{
-	char path[64], buf[4096];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", pid, tid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	return !!strstr(buf, fn);
 }
 
 /* Does a thread of @pid sleep in the test client's mmap_hold? */
