@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #define BENCH_FILE "/sys/kernel/debug/unwind_bench"
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define NULL_OPS 20000
 #define BENCH_OPS 500
 
@@ -101,7 +102,7 @@ __attribute__((noinline)) static void at_depth(int left, struct bench_run *r)
 		return;
 	}
 	for (int i = 0; i < r->rounds; i++) {
-		for (size_t c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
+		for (size_t c = 0; c < ARRAY_SIZE(cmds); c++) {
 			bench_cmd = cmds[c];
 			snprintf(name, sizeof(name), "%s-%d", cmds[c], r->depth);
 			phase(name, bench_ops, BENCH_OPS);
@@ -132,7 +133,7 @@ int main(int argc, char **argv)
 	bench_fd = open(BENCH_FILE, O_WRONLY);
 	if (bench_fd < 0)
 		return 0;
-	for (size_t d = 0; d < sizeof(depths) / sizeof(depths[0]); d++) {
+	for (size_t d = 0; d < ARRAY_SIZE(depths); d++) {
 		struct bench_run r = { rounds, depths[d] };
 
 		/* The frames below main's: the probe's own reach 8 or 64. */
