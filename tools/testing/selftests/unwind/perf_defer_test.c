@@ -45,6 +45,7 @@ struct item {
 struct ring {
 	int		fd;		/* the tracking event, owner of the ring */
 	int		sampler;	/* sampling event writing into it, or -1 */
+	int		cpu_clock;	/* the sampler counts CPU time in ns */
 	void		*base;
 	int		n;
 	int		lost;
@@ -73,7 +74,7 @@ static void base_attr(struct perf_event_attr *attr)
 	attr->size = sizeof(*attr);
 	attr->type = PERF_TYPE_SOFTWARE;
 	attr->config = PERF_COUNT_SW_CPU_CLOCK;
-	attr->sample_period = 100000;		/* ns: 10 kHz */
+	attr->sample_period = 100000;		/* ns: 10 kHz; see rings_run() */
 	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
 	attr->sample_id_all = 1;
 	attr->disabled = 1;
@@ -117,6 +118,8 @@ static int ring_open_pid(struct ring *r, struct perf_event_attr *sampler,
 	r->sampler = open_event_pid(sampler, pid, cpu, -1);
 	if (r->sampler < 0)
 		return -errno;
+	r->cpu_clock = sampler->type == PERF_TYPE_SOFTWARE &&
+		       sampler->config == PERF_COUNT_SW_CPU_CLOCK;
 	return ioctl(r->sampler, PERF_EVENT_IOC_SET_OUTPUT, r->fd) ? -errno : 0;
 }
 
@@ -146,10 +149,46 @@ static void rings_stop(struct ring *r, int nr)
 	}
 }
 
+/* CPU time the cpu-clock samplers of these rings have counted, in ns. */
+static uint64_t rings_cpu_ns(struct ring *r, int nr)
+{
+	uint64_t sum = 0, ns;
+
+	for (int i = 0; i < nr; i++)
+		if (r[i].cpu_clock && read(r[i].sampler, &ns, sizeof(ns)) ==
+				      sizeof(ns))
+			sum += ns;
+	return sum;
+}
+
+static int rings_cpu_clocks(struct ring *r, int nr)
+{
+	int n = 0;
+
+	for (int i = 0; i < nr; i++)
+		n += r[i].cpu_clock;
+	return n;
+}
+
+/*
+ * How much CPU time a round of reads takes depends on how fast the host
+ * emulates the guest: 20 rounds gave 4 samples on one CI machine and more
+ * than 10 here. So the work goes on, in batches of the given rounds, until cpu-clock
+ * samplers have counted RUN_MIN_PERIODS periods of base_attr(), or
+ * RUN_MAX_BATCHES batches have run.
+ */
+#define RUN_MIN_PERIODS	40
+#define RUN_MAX_BATCHES	50
+
 static void rings_run(struct ring *r, int nr, int rounds)
 {
+	int clocks = rings_cpu_clocks(r, nr), batch = 0;
+
 	rings_start(r, nr);
-	chain_read_zero(rounds);
+	do
+		chain_read_zero(rounds);
+	while (clocks && ++batch < RUN_MAX_BATCHES &&
+	       rings_cpu_ns(r, nr) / clocks < RUN_MIN_PERIODS * 100000ULL);
 	rings_stop(r, nr);
 }
 
