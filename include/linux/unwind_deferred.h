@@ -100,6 +100,7 @@ int unwind_deferred_init(struct unwind_work *work, unwind_callback_t func);
 int unwind_deferred_request(struct unwind_work *work, u64 *cookie);
 void unwind_deferred_cancel(struct unwind_work *work);
 int unwind_user_faultable(struct unwind_stacktrace *trace);
+int unwind_user_faultable_known(struct unwind_stacktrace *trace);
 int unwind_user_nofault(struct pt_regs *regs, struct unwind_stacktrace *trace,
 			unsigned int max);
 
@@ -220,6 +221,12 @@ static inline int unwind_deferred_request(struct unwind_work *work,
 static inline void unwind_deferred_cancel(struct unwind_work *work) { }
 
 static inline int unwind_user_faultable(struct unwind_stacktrace *trace)
+{
+	trace->nr = 0;
+	return -EOPNOTSUPP;
+}
+
+static inline int unwind_user_faultable_known(struct unwind_stacktrace *trace)
 {
 	trace->nr = 0;
 	return -EOPNOTSUPP;

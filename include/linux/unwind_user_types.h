@@ -189,6 +189,10 @@ struct unwind_sframe_sec {
  *		with page faults disabled
  * @blocked:	set by a walk with @nofault where a walk that may fault could
  *		have gone on or found other frames: its result is not used
+ * @no_files:	the walk may fault but reads no object's file: the caller
+ *		may hold locks that reading it takes (unwind_user_faultable_known())
+ * @files_skipped: set by a walk with @no_files that met text whose table
+ *		a walk reading files could have found: exact, but maybe shorter
  */
 struct unwind_user_state {
 	unsigned long	ip;
@@ -216,6 +220,8 @@ struct unwind_user_state {
 	unsigned int	retpath_frames;
 	bool		nofault;
 	bool		blocked;
+	bool		no_files;
+	bool		files_skipped;
 };
 
 #endif /* _LINUX_UNWIND_USER_TYPES_H */

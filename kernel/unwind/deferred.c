@@ -12,6 +12,7 @@
  *   unwind_deferred_init()	process context, may sleep
  *   unwind_deferred_cancel()	process context, may sleep
  *   unwind_user_faultable()	task context with page faults allowed
+ *   unwind_user_faultable_known() the same, under locks a file read takes
  *   callbacks			task context of the unwound task, may sleep
  *
  * Per-task state (unwind_task_info::state, one atomic_long_t, changed with
@@ -272,10 +273,13 @@ static bool unwind_entry_update(struct unwind_task_info *info,
 
 /*
  * The user stack of the current entry, walked at most once: the walk is
- * kept in the task's cache under the entry's cookie.
+ * kept in the task's cache under the entry's cookie. A walk that reads
+ * no file (!@read_files) and met text whose table it could not look for
+ * is not the entry's walk: it is kept under no cookie, and the entry's
+ * next walk, which may read files, walks again.
  */
 static void unwind_user_cached(struct unwind_task_info *info, u64 cookie,
-			       struct unwind_stacktrace *trace)
+			       struct unwind_stacktrace *trace, bool read_files)
 {
 	struct unwind_user_state state;
 
@@ -302,12 +306,14 @@ static void unwind_user_cached(struct unwind_task_info *info, u64 cookie,
 	if (!cookie || info->cache_cookie != cookie) {
 		unwind_user_start(&state, task_pt_regs(current));
 		state.guess = READ_ONCE(info->guess);
+		state.no_files = !read_files;
 		unwind_user_walk(&state, trace, UNWIND_USER_MAX_DEPTH);
 		info->cache_nr = trace->nr;
 		info->cache_guessed = trace->guessed;
 		/* An interrupt reads the cache once it is the entry's. */
 		barrier();
-		WRITE_ONCE(info->cache_cookie, cookie);
+		WRITE_ONCE(info->cache_cookie,
+			   state.files_skipped ? 0 : cookie);
 	}
 	trace->nr = info->cache_nr;
 	trace->guessed = info->cache_guessed;
@@ -328,7 +334,7 @@ static bool unwind_deferred_walk(struct unwind_task_info *info,
 	if (!(atomic_long_read(&info->state) & UNWIND_QUEUED_MASK))
 		return false;
 	*cookie = READ_ONCE(info->cookie);
-	unwind_user_cached(info, *cookie, trace);
+	unwind_user_cached(info, *cookie, trace, true);
 	return true;
 }
 
@@ -525,19 +531,8 @@ int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 }
 EXPORT_SYMBOL_GPL(unwind_deferred_request);
 
-/**
- * unwind_user_faultable - walk the current task's user stack now
- * @trace:	receives the stack; its entries stay valid until the task
- *		returns to user space
- *
- * Shares the walk with deferred requests of the same kernel entry: if the
- * entry was already walked, the cached walk is returned, and requests that
- * follow in this entry reuse this one.
- *
- * Context: Task context, page faults allowed.
- * Return: 0, or -EPERM for a task without a user stack.
- */
-int unwind_user_faultable(struct unwind_stacktrace *trace)
+static int unwind_user_walk_now(struct unwind_stacktrace *trace,
+				bool read_files)
 {
 	struct unwind_task_info *info = &current->unwind_info;
 	unsigned long old;
@@ -557,10 +552,51 @@ int unwind_user_faultable(struct unwind_stacktrace *trace)
 	if (!(current->flags & PF_EXITING) &&
 	    unwind_entry_update(info, 0, UNWIND_CLOSED | UNWIND_SEALED, &old))
 		cookie = READ_ONCE(info->cookie);
-	unwind_user_cached(info, cookie, trace);
+	unwind_user_cached(info, cookie, trace, read_files);
 	return 0;
 }
+
+/**
+ * unwind_user_faultable - walk the current task's user stack now
+ * @trace:	receives the stack; its entries stay valid until the task
+ *		returns to user space
+ *
+ * Shares the walk with deferred requests of the same kernel entry: if the
+ * entry was already walked, the cached walk is returned, and requests that
+ * follow in this entry reuse this one.
+ *
+ * Context: Task context, page faults allowed, no lock held that reading
+ * a file may take (the walk may read an object's ELF headers).
+ * Return: 0, or -EPERM for a task without a user stack.
+ */
+int unwind_user_faultable(struct unwind_stacktrace *trace)
+{
+	return unwind_user_walk_now(trace, true);
+}
 EXPORT_SYMBOL_GPL(unwind_user_faultable);
+
+/**
+ * unwind_user_faultable_known - walk the current task's user stack now,
+ *				 by the tables already known
+ * @trace:	receives the stack; its entries stay valid until the task
+ *		returns to user space
+ *
+ * As unwind_user_faultable(), for callers that may hold locks a file read
+ * takes (a sleepable BPF program in an LSM hook that holds an inode's
+ * i_rwsem): the walk faults user pages in, as copy_from_user() would,
+ * but reads no object's file to find its SFrame table. Text whose table
+ * is not known yet is walked as text without one: the frames are exact,
+ * and the stack may be shorter than the deferred walk's. Such a walk is
+ * not kept for the entry's deferred requests.
+ *
+ * Context: Task context, page faults allowed.
+ * Return: 0, or -EPERM for a task without a user stack.
+ */
+int unwind_user_faultable_known(struct unwind_stacktrace *trace)
+{
+	return unwind_user_walk_now(trace, false);
+}
+EXPORT_SYMBOL_GPL(unwind_user_faultable_known);
 
 /*
  * Copy the entry's cached walk, if the cache holds it, for another

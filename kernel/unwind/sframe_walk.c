@@ -23,7 +23,9 @@
  * nothing of executable text, a walk that may would have read it, and
  * this one is blocked. Nor does it allocate the task's copies (which the
  * tree lookup does the first time): a task without them is blocked too,
- * until a walk that may fault has made them.
+ * until a walk that may fault has made them. A walk that may fault but
+ * not read files (state->no_files) goes on there as in text without a
+ * table, and says so (state->files_skipped).
  */
 static int sframe_walk_sec(struct unwind_user_state *state, unsigned long pc,
 			   bool discover)
@@ -36,15 +38,19 @@ static int sframe_walk_sec(struct unwind_user_state *state, unsigned long pc,
 	copy = sframe_sec_find(pc);
 	if (copy) {
 		*sec = *copy;
-	} else if (!state->nofault) {
+	} else if (!state->nofault && !state->no_files) {
 		sframe_lookup(pc, sec, discover);
-	} else if (!current->unwind_info.sframe_cache) {
+	} else if (state->nofault && !current->unwind_info.sframe_cache) {
 		state->blocked = true;
 	} else {
 		sframe_lookup(pc, sec, false);
 		if (discover && sec->text_end == sec->text_start &&
-		    unwind_user_maybe_text(pc))
-			state->blocked = true;
+		    unwind_user_maybe_text(pc)) {
+			if (state->nofault)
+				state->blocked = true;
+			else
+				state->files_skipped = true;
+		}
 	}
 out:
 	return sframe_in_sec(state, pc) && sec->sframe ? 0 : -ENOENT;

@@ -153,6 +153,28 @@ int on_uprobe_sleepable(struct pt_regs *regs)
 	return 0;
 }
 
+/*
+ * A sleepable LSM program on inode_setattr, which runs with the inode's
+ * i_rwsem held, walks the task that changes it with bpf_get_task_stack().
+ * Only lsm_tgid's calls count; lsm_ret is the helper's last result.
+ */
+__u32 lsm_tgid;
+__u64 lsm_calls;
+__s64 lsm_ret;
+__u64 lsm_ips[BD_MAX_FRAMES];
+
+SEC("?lsm.s/inode_setattr")
+int BPF_PROG(on_setattr_sleepable, struct mnt_idmap *idmap,
+	     struct dentry *dentry, struct iattr *attr)
+{
+	if ((bpf_get_current_pid_tgid() >> 32) != lsm_tgid)
+		return 0;
+	lsm_ret = bpf_get_task_stack(bpf_get_current_task_btf(), lsm_ips,
+				     sizeof(lsm_ips), BPF_F_USER_STACK);
+	lsm_calls++;
+	return 0;
+}
+
 /* Counts the walks of the test's tasks: one per entry, however many ask. */
 SEC("?kprobe/unwind_user_walk")
 int on_walk(struct pt_regs *regs)

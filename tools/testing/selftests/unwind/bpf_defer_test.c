@@ -586,6 +586,159 @@ TEST_F(bpf_defer, sleepable_get_stack_faults_and_shares)
 	unlink(file);
 }
 
+/* The child of sleepable_task_stack_under_inode_lock, see there. */
+#define CHMOD_SELF_ENV	"BPF_DEFER_CHMOD_SELF"
+
+__attribute__((constructor)) static void chmod_self(void)
+{
+	const char *path = getenv(CHMOD_SELF_ENV);
+
+	if (path)
+		_exit(chmod(path, 0700) ? 1 : 0);
+}
+
+/* A directory of a writable 9p mount (the test guest's), or -1. */
+static int writable_9p_dir(char *dir, size_t len)
+{
+	char mnt[256], type[32], opts[512];
+	FILE *f = fopen("/proc/mounts", "r");
+	int ret = -1;
+
+	while (f && fscanf(f, "%*s %255s %31s %511s %*d %*d", mnt, type,
+			   opts) == 3) {
+		if (!strcmp(type, "9p") && !strncmp(opts, "rw", 2) &&
+		    (opts[2] == ',' || !opts[2]) && !access(mnt, W_OK)) {
+			snprintf(dir, len, "%s", mnt);
+			ret = 0;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY), out, ret = 0;
+	ssize_t n;
+
+	if (in < 0)
+		return -1;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			ret = -1;
+	if (n < 0)
+		ret = -1;
+	close(in);
+	close(out);
+	return ret;
+}
+
+/* Where @pid sleeps in the kernel (its wchan), "" if it does not. */
+static void sleeps_in(pid_t pid, char *wchan, size_t len)
+{
+	char path[64];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/wchan", pid);
+	fd = open(path, O_RDONLY);
+	if (fd >= 0) {
+		n = read(fd, wchan, len - 1);
+		close(fd);
+	}
+	wchan[n > 0 && strcmp(wchan, "0") ? n : 0] = '\0';
+}
+
+/*
+ * A sleepable LSM program on inode_setattr, which runs with the inode's
+ * i_rwsem held for writing, calls bpf_get_task_stack() on the task that
+ * changes the mode of its own executable, freshly exec'd (no walk has
+ * looked for its tables yet). On 9p, as on every netfs file system and
+ * XFS, reading a file takes its i_rwsem: a walk that read the
+ * executable's ELF headers to find its SFrame table would wait for the
+ * lock its own task holds, for ever. The walk of sleepable
+ * bpf_get_task_stack() reads no file: the chmod returns, with a stack.
+ */
+TEST_F(bpf_defer, sleepable_task_stack_under_inode_lock)
+{
+	char dir[256], exe[512], where[128] = "", go = 1;
+	int status = 0, pipefd[2], stuck = 0;
+	pid_t child;
+
+	if (writable_9p_dir(dir, sizeof(dir)))
+		SKIP(return, "no writable 9p mount (the test guest's)");
+	bpf_program__set_autoload(self->c.skel->progs.on_setattr_sleepable,
+				  true);
+	if (bpf_defer__load(self->c.skel))
+		SKIP(return, "no sleepable BPF LSM programs (CONFIG_BPF_LSM)");
+	add_link(_metadata, &self->c,
+		 bpf_program__attach(self->c.skel->progs.on_setattr_sleepable));
+	snprintf(exe, sizeof(exe), "%s/bpf_defer_chmod.%d", dir, getpid());
+	ASSERT_EQ(0, copy_file("/proc/self/exe", exe));
+	ASSERT_EQ(0, pipe(pipefd));
+
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		char *argv[] = { exe, NULL };
+		char env[600];
+		char *envp[] = { env, NULL };
+
+		snprintf(env, sizeof(env), "%s=%s", CHMOD_SELF_ENV, exe);
+		close(pipefd[1]);
+		if (read(pipefd[0], &go, 1) != 1)
+			_exit(2);
+		execve(exe, argv, envp);
+		_exit(3);
+	}
+	close(pipefd[0]);
+	self->c.skel->bss->lsm_tgid = child;
+	ASSERT_EQ(1, write(pipefd[1], &go, 1));
+	close(pipefd[1]);
+
+	/*
+	 * Wait for the child, or see it asleep in the same kernel function
+	 * for two seconds on end: the walk then waits for the lock its own
+	 * chmod() holds (in down_read_interruptible(), from netfs).
+	 */
+	for (int i = 0; i < 400 && stuck < 40; i++) {
+		char now[128];
+
+		if (waitpid(child, &status, WNOHANG) == child)
+			break;
+		sleeps_in(child, now, sizeof(now));
+		stuck = now[0] && !strcmp(now, where) ? stuck + 1 : 0;
+		strcpy(where, now);
+		usleep(50000);
+	}
+	if (stuck >= 40 || waitpid(child, &status, WNOHANG) == 0) {
+		kill(child, SIGKILL);
+		waitpid(child, &status, 0);
+		unlink(exe);
+		ASSERT_LT(stuck, 40) TH_LOG("the chmod sleeps in %s for good", where);
+		ASSERT_TRUE(0) TH_LOG("the chmod did not finish in 20 s");
+	}
+	unlink(exe);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	if (!self->c.skel->bss->lsm_calls)
+		SKIP(return, "the BPF LSM is not active (CONFIG_LSM, lsm=)");
+	TH_LOG("%llu calls, bpf_get_task_stack(): %lld",
+	       (unsigned long long)self->c.skel->bss->lsm_calls,
+	       (long long)self->c.skel->bss->lsm_ret);
+	EXPECT_EQ(1, self->c.skel->bss->lsm_calls);
+	EXPECT_LT(0, self->c.skel->bss->lsm_ret);
+	EXPECT_NE(0, self->c.skel->bss->lsm_ips[0]);
+}
+
 /*
  * Guessed frames (PR_SET_USER_STACK_GUESS): at a uprobe whose frame pointer
  * is 0, the walk stops at once and the stack above is scanned. The
