@@ -6,9 +6,10 @@
  * exec, exit, take signals, get killed and migrate between CPUs, while
  * this module asks for their user stacks from task context, from per-CPU
  * hrtimers, from self-NMIs and from NMIs injected from outside (which land
- * in user mode too), and cancels and registers its clients again. Every
- * request and every callback is checked against the
- * guarantees of kernel/unwind/deferred.c:
+ * in user mode too), walks them in those interrupts without faulting
+ * (unwind_user_nofault(), as perf does for a sample), and cancels and
+ * registers its clients again. Every request and every callback is
+ * checked against the guarantees of kernel/unwind/deferred.c:
  *
  *  - each accepted request is answered by exactly one callback, with its
  *    cookie (no loss, no duplicate, no callback nobody asked for);
@@ -16,6 +17,11 @@
  *    knows (a "work" write made from a known call chain) is that stack;
  *  - the stack delivered for a request from an NMI that interrupted user
  *    mode starts at the interrupted IP, and no such request is refused;
+ *  - a walk in an interrupt of user mode starts at the interrupted IP; a
+ *    walk in an interrupt, of user mode or of an entry that is no system
+ *    call (a page fault), is the stack later delivered for the request
+ *    the same interrupt made (the walk kept for the entry answers it, or
+ *    the deferred walk finds the same);
  *  - no callback of a client runs once its cancel returned;
  *  - a kernel entry is walked at most once (a kprobe on the walker);
  *  - no kernel address appears in a delivered stack.
@@ -77,6 +83,10 @@ static unsigned int churn_ms = 15;
 module_param(churn_ms, uint, 0644);
 MODULE_PARM_DESC(churn_ms, "cancel and register a client again every N ms (0: never)");
 
+static unsigned int nofault_every = 2;
+module_param(nofault_every, uint, 0644);
+MODULE_PARM_DESC(nofault_every, "one interrupt request in N also walks in the interrupt (0: never)");
+
 static unsigned int cb_sleep = 32;
 module_param(cb_sleep, uint, 0644);
 MODULE_PARM_DESC(cb_sleep, "one callback in N sleeps a little (0: never)");
@@ -100,10 +110,13 @@ enum tt_stat {
 	TT_CALLBACKS, TT_VERIFIED, TT_WALKS, TT_DROPPED, TT_CANCELS,
 	TT_WORKS, TT_EXITS, TT_CANCELS_IN_CALLBACK,
 	TT_EXT_NMIS, TT_REQ_NMI_USER, TT_USER_IP_STACKS, TT_KILLED_SHORT,
+	TT_REQ_IRQ_USER, TT_NOFAULT_USER, TT_NOFAULT_KERNEL, TT_NOFAULT_DEFER,
+	TT_NOFAULT_CHECKED,
 	TT_ERRORS_FIRST,
 	TT_LOST = TT_ERRORS_FIRST, TT_DUPLICATES, TT_WRONG_STACKS, TT_UNTRACKED,
 	TT_SPURIOUS, TT_DOUBLE_WALKS, TT_KERNEL_ADDRS, TT_AFTER_CANCEL,
 	TT_CANCEL_RACED, TT_BAD_RESULT, TT_REFUSED_OTHER, TT_REFUSED_FROM_USER,
+	TT_NOFAULT_WRONG,
 	TT_NR_STATS,
 };
 
@@ -114,9 +127,12 @@ static const char * const tt_stat_name[TT_NR_STATS] = {
 	"callbacks", "verified_stacks", "walks", "dropped_by_cancel",
 	"cancels", "works", "exits", "cancels_in_callback",
 	"external_nmis", "requests_nmi_user", "user_ip_stacks",
-	"killed_short", "lost", "duplicates", "wrong_stacks", "untracked_callbacks",
+	"killed_short", "requests_irq_user", "nofault_user_walks",
+	"nofault_kernel_walks", "nofault_deferred", "nofault_checked",
+	"lost", "duplicates", "wrong_stacks", "untracked_callbacks",
 	"spurious", "double_walks", "kernel_addresses", "after_cancel",
 	"cancel_raced", "bad_results", "refused_other", "refused_from_user",
+	"nofault_wrong",
 };
 
 static atomic_long_t tt_stats[TT_NR_STATS];
@@ -194,6 +210,10 @@ struct tt_slot {
 	u64			walk_cookie;
 	u64			uip_cookie;
 	unsigned long		uip;
+	/* A walk in an interrupt, and the request it made with it. */
+	u64			nf_cookie;
+	unsigned int		nf_nr;
+	unsigned long		nf_ips[TT_MAX_DEPTH];
 	struct tt_cstate	c[TT_MAX_CLIENTS];
 };
 
@@ -372,8 +392,8 @@ static void tt_account(struct tt_slot *s, int c, unsigned int gen, int ret,
  * zero, is the user IP an interrupt or NMI interrupted: the stack
  * delivered for the requests' cookie must start there.
  */
-static void tt_request(struct tt_slot *s, enum tt_ctx ctx, unsigned int mask,
-		       bool bind, enum tt_where where, unsigned long uip)
+static u64 tt_request(struct tt_slot *s, enum tt_ctx ctx, unsigned int mask,
+		      bool bind, enum tt_where where, unsigned long uip)
 {
 	u64 cookie, accepted = 0;
 	int c, ret;
@@ -395,6 +415,8 @@ static void tt_request(struct tt_slot *s, enum tt_ctx ctx, unsigned int mask,
 			tt_inc(TT_REQ_TASK + ctx);
 			if (ctx == TT_NMI && where == TT_FROM_USER)
 				tt_inc(TT_REQ_NMI_USER);
+			if (ctx == TT_IRQ && where == TT_FROM_USER)
+				tt_inc(TT_REQ_IRQ_USER);
 			tt_account(s, c, gen, ret, cookie, bind, ctx, where);
 			if (ret >= 0)
 				accepted = cookie;
@@ -413,6 +435,7 @@ static void tt_request(struct tt_slot *s, enum tt_ctx ctx, unsigned int mask,
 	}
 	barrier();
 	s->busy--;
+	return accepted;
 }
 
 /*
@@ -438,24 +461,119 @@ static unsigned int tt_random_mask(void)
 	return 1 + tt_rand() % (BIT(nclients) - 1);
 }
 
+/* Buffers of the walks in interrupts: an NMI may interrupt an hrtimer's. */
+static DEFINE_PER_CPU(unsigned long [TT_NR_CTX][TT_MAX_DEPTH], tt_nf_buf);
+
+/*
+ * Walk the task in the interrupt, as perf does for a sample, and check
+ * what can be checked at once: a walk of user mode starts at the
+ * interrupted IP, and holds no kernel address. Return: the entries, or
+ * a negative error (-EAGAIN: the walk is left to the deferred one).
+ */
+static int tt_nofault_walk(struct tt_slot *s, enum tt_ctx ctx,
+			   struct pt_regs *regs, bool user,
+			   struct unwind_stacktrace *trace)
+{
+	unsigned int i;
+	int n;
+
+	trace->entries = (*this_cpu_ptr(&tt_nf_buf))[ctx];
+	n = unwind_user_nofault(regs, trace, TT_MAX_DEPTH);
+	if (n < 0) {
+		tt_inc(TT_NOFAULT_DEFER);
+		return n;
+	}
+	tt_inc(user ? TT_NOFAULT_USER : TT_NOFAULT_KERNEL);
+	/*
+	 * Kept for its entry (the cache is the entry's): the entry is
+	 * walked, and a deferred walk of it would be a second one.
+	 */
+	if (READ_ONCE(current->unwind_info.cache_cookie) &&
+	    READ_ONCE(current->unwind_info.cache_cookie) ==
+	    READ_ONCE(current->unwind_info.cookie))
+		WRITE_ONCE(s->walk_cookie, current->unwind_info.cache_cookie);
+	if (user && (!n || trace->entries[0] != instruction_pointer(regs))) {
+		tt_inc(TT_NOFAULT_WRONG);
+		pr_err_ratelimited("nofault walk: pid %d starts at %#lx, not the interrupted %#lx\n",
+				   current->pid, n ? trace->entries[0] : 0,
+				   instruction_pointer(regs));
+	}
+	for (i = 0; i < n; i++) {
+		if (trace->entries[i] >= TASK_SIZE_MAX) {
+			tt_inc(TT_KERNEL_ADDRS);
+			break;
+		}
+	}
+	return n;
+}
+
+/* Keep the walk for the check of the stack delivered for @cookie. */
+static void tt_nofault_keep(struct tt_slot *s, u64 cookie,
+			    const struct unwind_stacktrace *trace)
+{
+	s->busy++;
+	barrier();
+	s->nf_nr = trace->nr;
+	memcpy(s->nf_ips, trace->entries, trace->nr * sizeof(*s->nf_ips));
+	s->nf_cookie = cookie;
+	barrier();
+	s->busy--;
+}
+
+/*
+ * The stack delivered for the cookie of a walk in an interrupt: the same
+ * stack (its first TT_MAX_DEPTH entries, if the walk filled them). A
+ * worker being killed may get a deferred walk that ends early.
+ */
+static void tt_nofault_check(struct tt_slot *s,
+			     const struct unwind_stacktrace *trace)
+{
+	unsigned int n = min(trace->nr, (unsigned int)TT_MAX_DEPTH);
+	bool same;
+
+	tt_inc(TT_NOFAULT_CHECKED);
+	same = s->nf_nr == n &&
+	       !memcmp(s->nf_ips, trace->entries, n * sizeof(*s->nf_ips));
+	if (same)
+		return;
+	if (fatal_signal_pending(current) && n < s->nf_nr &&
+	    !memcmp(s->nf_ips, trace->entries, n * sizeof(*s->nf_ips))) {
+		tt_inc(TT_KILLED_SHORT);
+		return;
+	}
+	tt_inc(TT_NOFAULT_WRONG);
+	pr_err_ratelimited("nofault walk: pid %d cookie %#llx walked %u entries, delivered %u\n",
+			   current->pid, s->nf_cookie, s->nf_nr, trace->nr);
+}
+
 /*
  * A request from an interrupt or NMI that hit a tracked task. If it came
  * from the kernel while the task was in its work write, the entry is the
- * write's, whose stack the slot knows.
+ * write's, whose stack the slot knows. Some also walk the task in the
+ * interrupt first, which an interrupt of user mode or of an entry that is
+ * no system call (a worker's page fault) may do.
  */
 static void tt_request_remote(enum tt_ctx ctx, struct pt_regs *regs)
 {
 	bool user = regs && user_mode(regs);
+	struct unwind_stacktrace trace;
 	struct tt_slot *s;
+	int walked = -1;
+	u64 cookie;
 
 	if (!tt_user_task())
 		return;
 	s = tt_slot_find(current);
 	if (!s || READ_ONCE(s->busy))
 		return;
-	tt_request(s, ctx, tt_random_mask(), !user && READ_ONCE(s->in_work),
-		   user ? TT_FROM_USER : TT_FROM_KERNEL,
-		   user ? instruction_pointer(regs) : 0);
+	if (regs && nofault_every && !(tt_rand() % nofault_every))
+		walked = tt_nofault_walk(s, ctx, regs, user, &trace);
+	cookie = tt_request(s, ctx, tt_random_mask(),
+			    !user && READ_ONCE(s->in_work),
+			    user ? TT_FROM_USER : TT_FROM_KERNEL,
+			    user ? instruction_pointer(regs) : 0);
+	if (walked >= 0 && cookie)
+		tt_nofault_keep(s, cookie, &trace);
 }
 
 #ifdef CONFIG_X86_LOCAL_APIC
@@ -610,6 +728,8 @@ static void tt_callback(struct unwind_work *work,
 			       trace->nr ? trace->entries[0] : 0, s->uip);
 		}
 	}
+	if (cookie && cookie == s->nf_cookie)
+		tt_nofault_check(s, trace);
 	if (cookie && cookie == s->sig_cookie) {
 		bool right = tt_sig_match(&s->sig, trace);
 
@@ -632,13 +752,20 @@ out:
 	atomic_dec(&cl->in_callback);
 }
 
-/* At most one walk per kernel entry: the entry's cookie identifies it. */
+/*
+ * At most one walk per kernel entry: the entry's cookie identifies it.
+ * Walks in interrupts are counted by tt_nofault_walk(): one that is not
+ * kept for an entry belongs to none (an NMI in user mode may not join),
+ * and one that is marks the entry walked.
+ */
 static int tt_walk_pre(struct kprobe *p, struct pt_regs *regs)
 {
+	struct unwind_user_state *state =
+		(struct unwind_user_state *)regs_get_kernel_argument(regs, 0);
 	u64 cookie = READ_ONCE(current->unwind_info.cookie);
 	struct tt_slot *s = tt_slot_find(current);
 
-	if (!s)
+	if (!s || state->nofault)
 		return 0;
 	tt_inc(TT_WALKS);
 	if (cookie && cookie == s->walk_cookie)

@@ -11,10 +11,12 @@
  * recursion of random depth, telling it the stack it will walk for that
  * kernel entry; meanwhile they fork (children that work, exit or get
  * SIGKILLed), exec themselves, take SIGALRM (whose handler works too) and
- * move between CPUs. The module requests from task, hrtimer and NMI
- * context, cancels and registers clients, and checks every callback.
- * Under harness/vm-run --nmi the host injects NMIs during the run too,
- * which land in user mode as well.
+ * move between CPUs; they also spin in user mode and fault pages in, so
+ * that interrupts land in user mode and in page faults, where the module
+ * walks them in the interrupt too. The module requests from task,
+ * hrtimer and NMI context, cancels and registers clients, and checks
+ * every callback. Under harness/vm-run --nmi the host injects NMIs
+ * during the run too, which land in user mode as well.
  *
  * Half of the workers run torture_test_sframe, this program built without
  * frame pointers and with an SFrame table, when it sits beside this one:
@@ -51,6 +53,8 @@ struct tt_ops {
 	long	signals;
 	long	migrations;
 	long	sframe_works;	/* works of the SFrame build's workers */
+	long	faults;		/* pages faulted in */
+	long	spins;		/* spells of user-mode spinning */
 };
 
 static struct tt_ops *ops;
@@ -144,6 +148,34 @@ static int work_once(void)
 	return !__atomic_load_n(&over, __ATOMIC_RELAXED);
 }
 
+/*
+ * Fault fresh pages in: page faults are kernel entries that are no system
+ * call, whose first sample perf walks in the interrupt.
+ */
+static void fault_pages(void)
+{
+	size_t len = 256 * 4096;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return;
+	for (size_t off = 0; off < len; off += 4096)
+		p[off] = 1;
+	munmap(p, len);
+	__atomic_fetch_add(&ops->faults, len / 4096, __ATOMIC_RELAXED);
+}
+
+/* Stay in user mode a while: interrupts then land there. */
+static void spin_user(void)
+{
+	volatile unsigned int x = rnd;
+
+	for (int i = 0; i < 200000; i++)
+		x = x * 1103515245 + 12345;
+	__atomic_fetch_add(&ops->spins, 1, __ATOMIC_RELAXED);
+}
+
 static void on_alarm(int sig)
 {
 	int saved = errno;
@@ -224,8 +256,12 @@ static void worker(int level, const char *self)
 	while (!__atomic_load_n(&over, __ATOMIC_RELAXED) && rounds--) {
 		unsigned int r = rand_next() % 100;
 
-		if (r < 75) {
+		if (r < 63) {
 			work_once();
+		} else if (r < 69) {
+			fault_pages();
+		} else if (r < 75) {
+			spin_user();
 		} else if (r < 83) {
 			cpu_set_t set;
 
@@ -374,7 +410,7 @@ int main(int argc, char **argv)
 	ksft_print_header();
 	if (access(TT_DIR "/control", W_OK))
 		ksft_exit_skip("torture module not loaded (%s)\n", TT_DIR);
-	ksft_set_plan(14);
+	ksft_set_plan(15);
 	snprintf(sframe_self, sizeof(sframe_self), "%s_sframe", self);
 	if (access(sframe_self, X_OK))
 		sframe_self[0] = '\0';
@@ -423,10 +459,11 @@ int main(int argc, char **argv)
 		ksft_print_msg("%s\n", line);
 	/* strtok_r() cut the lines: read the summary again to look it up. */
 	read_summary();
-	ksft_print_msg("workers: works=%ld forks=%ld kills=%ld execs=%ld %s=%ld %s=%ld %s=%ld\n",
+	ksft_print_msg("workers: works=%ld forks=%ld kills=%ld execs=%ld %s=%ld %s=%ld %s=%ld %s=%ld %s=%ld\n",
 		       ops->works, ops->forks, ops->kills, ops->execs,
 		       "signals", ops->signals, "migrations", ops->migrations,
-		       "sframe_works", ops->sframe_works);
+		       "sframe_works", ops->sframe_works, "faults", ops->faults,
+		       "spins", ops->spins);
 
 	check(stat_of("requests_task") > 0 && stat_of("requests_irq") > 0 &&
 	      stat_of("requests_nmi") > 0,
@@ -475,6 +512,20 @@ int main(int argc, char **argv)
 		      stat_of("requests_nmi_user"),
 		      stat_of("refused_from_user"), stat_of("user_ip_stacks"),
 		      stat_of("external_nmis"));
+	/*
+	 * The walks in interrupts (unwind_user_nofault()): of user mode
+	 * (hrtimers and injected NMIs landing there), and of page faults,
+	 * whose walk is kept for the entry; each is compared with the stack
+	 * later delivered for the request the same interrupt made.
+	 */
+	check(stat_of("requests_irq_user") > 0 &&
+	      stat_of("nofault_user_walks") > 0 &&
+	      stat_of("nofault_kernel_walks") > 0 &&
+	      stat_of("nofault_checked") > 0 && stat_of("nofault_wrong") == 0,
+	      "walks in interrupts: %ld of user mode, %ld of page faults, %ld left to the deferred walk, %ld compared with the delivered stack, %ld wrong (%ld hrtimer requests in user mode)",
+	      stat_of("nofault_user_walks"), stat_of("nofault_kernel_walks"),
+	      stat_of("nofault_deferred"), stat_of("nofault_checked"),
+	      stat_of("nofault_wrong"), stat_of("requests_irq_user"));
 	check(stat_of("walks") > 0 && stat_of("double_walks") == 0,
 	      "at most one walk per entry (%ld walks, %ld second walks)",
 	      stat_of("walks"), stat_of("double_walks"));
