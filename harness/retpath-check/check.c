@@ -46,6 +46,25 @@ unsigned long retpath_user_read(void *dst, unsigned long addr, unsigned long n)
 	return 0;
 }
 
+/* The executable segment holding @addr, as the mapping the reading stays in. */
+static void code_mapping(unsigned long addr, unsigned long *start,
+			 unsigned long *end)
+{
+	unsigned int i;
+
+	*start = *end = 0;
+	for (i = 0; i < nphdrs; i++) {
+		const Elf64_Phdr *p = &phdrs[i];
+
+		if (p->p_type == PT_LOAD && (p->p_flags & PF_X) &&
+		    addr >= p->p_vaddr && addr < p->p_vaddr + p->p_memsz) {
+			*start = p->p_vaddr;
+			*end = p->p_vaddr + p->p_memsz;
+			return;
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct unwind_user_state state;
@@ -77,6 +96,7 @@ int main(int argc, char **argv)
 		state.ip = addr;
 		state.sp = sp;
 		state.ws = 8;
+		code_mapping(addr, &state.retpath_start, &state.retpath_end);
 		if (!arch_unwind_user_retpath(&state, &frame)) {
 			printf("%lx -\n", addr);
 			continue;

@@ -151,6 +151,22 @@ struct unwind_sframe_sec {
 };
 
 /**
+ * struct unwind_retpath_ident - the code an executable mapping maps
+ * @ino:	its file's inode number (0: none)
+ * @pgoff:	the mapping's offset in the file, in pages
+ * @start:	the mapping's address
+ * @dev:	the file's device
+ * @gen:	the inode's generation
+ */
+struct unwind_retpath_ident {
+	unsigned long	ino;
+	unsigned long	pgoff;
+	unsigned long	start;
+	u32		dev;
+	u32		gen;
+};
+
+/**
  * struct unwind_user_state - where a user stack walk stands
  * @ip:		user instruction pointer of the current frame
  * @sp:		user stack pointer of the current frame
@@ -181,8 +197,8 @@ struct unwind_sframe_sec {
  * @retpath_start: the executable mapping whose frames the walk reads
  *		from their code (the C library a system call was made from)
  * @retpath_end: its end (exclusive); equal to @retpath_start if none
- * @retpath_ident: what the mapping maps (file, offset, address), for the
- *		task's copies of frames read before; 0 if they may not be kept
+ * @retpath_ident: what the mapping maps, for the task's copies of frames
+ *		read before; all 0 if they may not be kept
  * @retpath_frames: frames this walk has read from their code
  * @nofault:	the walk may not fault, sleep, take a lock or allocate (an
  *		interrupt of user mode, unwind_user_nofault()), and runs
@@ -216,7 +232,7 @@ struct unwind_user_state {
 	bool		syscall;
 	unsigned long	retpath_start;
 	unsigned long	retpath_end;
-	u64		retpath_ident;
+	struct unwind_retpath_ident retpath_ident;
 	unsigned int	retpath_frames;
 	bool		nofault;
 	bool		blocked;

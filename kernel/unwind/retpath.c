@@ -41,11 +41,16 @@
  * A task keeps what its readings found (struct unwind_retpath_cache): a
  * profiled task makes its system calls from a few call sites, again and
  * again, and a reading costs microseconds. A copy holds for the IP in a
- * mapping of the same file, at the same offset and address; a mapping
- * that is writable, or not of a file (a JIT's), is read every time. A
- * process that writes into its own read-only text (after mprotect())
- * may get its own walks wrong, as it could with any table; no other
- * process's.
+ * mapping of the same file (inode, device and generation), at the same
+ * offset and address, with the stack at the same alignment (the reading
+ * checks the psABI's); the copy stores all of them, not a hash. Only
+ * readings that found the frame are kept: one that gave up may have met
+ * a page it could not read then, and is tried again. Nothing is kept for
+ * a mapping that is writable or not of a file (a JIT's), nor in an mm
+ * with uprobes, whose breakpoints change the code read; the copies are
+ * dropped at exec. A process that writes into its own read-only text
+ * (after mprotect()) may get its own walks wrong, as it could with any
+ * table; no other process's.
  *
  * Finding the mapping is most of what a walk that uses a copy costs. The
  * task also keeps the last mapping it found, with the mm's mmap lock
@@ -70,12 +75,12 @@
 #define UNWIND_RETPATH_CACHE_BITS	6
 
 /**
- * struct unwind_retpath_copy - what one reading found
+ * struct unwind_retpath_copy - what one reading that found the frame found
  * @ip:		the IP read from (0: an empty slot)
  * @ident:	the mapping's identity (state->retpath_ident)
  * @cfa_off:	the CFA's offset from its base
  * @fp_off:	where the caller's frame pointer is, from the CFA
- * @read:	the reading found the frame; else it gave up
+ * @sp_low:	the stack pointer's low four bits when it was read
  * @syscall:	read as a system call's frame: the instruction before @ip
  *		is a system call instruction
  * @cfa_fp:	the CFA is from the frame pointer, not the stack pointer
@@ -83,10 +88,10 @@
  */
 struct unwind_retpath_copy {
 	unsigned long	ip;
-	u64		ident;
+	struct unwind_retpath_ident ident;
 	s32		cfa_off;
 	s32		fp_off;
-	bool		read;
+	u8		sp_low;
 	bool		syscall;
 	bool		cfa_fp;
 	bool		fp_saved;
@@ -108,12 +113,16 @@ struct unwind_retpath_mapping {
 	unsigned int	seq;
 	unsigned long	start;
 	unsigned long	end;
-	u64		ident;
+	struct unwind_retpath_ident ident;
 };
 
-/* Used by its task only: no lock. */
+/*
+ * Used by its task only: no lock. @exec_id is the task's self_exec_id
+ * when @copies were made: an exec empties them.
+ */
 struct unwind_retpath_cache {
 	struct unwind_retpath_mapping mapping;
+	u64		exec_id;
 	struct unwind_retpath_copy copies[1 << UNWIND_RETPATH_CACHE_BITS];
 };
 
@@ -140,43 +149,53 @@ static struct unwind_retpath_cache *unwind_retpath_cache(void)
 	return cache;
 }
 
-/* The slot for @ip in the task's copies; NULL if there are none. */
-static struct unwind_retpath_copy *unwind_retpath_slot(unsigned long ip)
+/*
+ * The slot for state->ip in the task's copies; NULL if there are none or
+ * none may be used: the mapping is not one whose frames are kept, or the
+ * mm has uprobes (a breakpoint in the text changes what a reading finds,
+ * and a copy made before it was set would outlive it).
+ */
+static struct unwind_retpath_copy *
+unwind_retpath_slot(const struct unwind_user_state *state)
 {
-	struct unwind_retpath_cache *cache = unwind_retpath_cache();
+	struct unwind_retpath_cache *cache;
 
+	if (!state->retpath_ident.ino ||
+	    test_bit(MMF_HAS_UPROBES, &current->mm->flags))
+		return NULL;
+	cache = unwind_retpath_cache();
 	if (!cache)
 		return NULL;
-	return &cache->copies[hash_long(ip, UNWIND_RETPATH_CACHE_BITS)];
+	if (cache->exec_id != current->self_exec_id) {
+		memset(cache->copies, 0, sizeof(cache->copies));
+		cache->exec_id = current->self_exec_id;
+	}
+	return &cache->copies[hash_long(state->ip, UNWIND_RETPATH_CACHE_BITS)];
 }
 
 /* The task's copy of the frame at state->ip, if it has one. */
 static struct unwind_retpath_copy *
 unwind_retpath_copy_of(struct unwind_user_state *state)
 {
-	struct unwind_retpath_copy *copy;
+	struct unwind_retpath_copy *copy = unwind_retpath_slot(state);
 
-	if (!state->retpath_ident)
-		return NULL;
-	copy = unwind_retpath_slot(state->ip);
 	if (copy && copy->ip == state->ip &&
-	    copy->ident == state->retpath_ident)
+	    copy->sp_low == (state->sp & 15) &&
+	    !memcmp(&copy->ident, &state->retpath_ident, sizeof(copy->ident)))
 		return copy;
 	return NULL;
 }
 
-/* Keep what the reading found (@read) in @frame. */
+/* Keep the frame a reading found, @frame. */
 static void unwind_retpath_keep(struct unwind_retpath_copy *copy,
 				struct unwind_user_state *state,
 				const struct unwind_user_frame *frame,
-				bool topmost, bool read)
+				bool topmost)
 {
 	copy->ip = state->ip;
 	copy->ident = state->retpath_ident;
-	copy->read = read;
+	copy->sp_low = state->sp & 15;
 	copy->syscall = topmost;
-	if (!read)
-		return;
 	copy->cfa_fp = frame->cfa.rule == UNWIND_USER_RULE_FP;
 	copy->cfa_off = frame->cfa.off;
 	copy->fp_saved = frame->fp.rule == UNWIND_USER_RULE_CFA;
@@ -209,15 +228,14 @@ static bool unwind_retpath_read(struct unwind_user_state *state,
 	bool read;
 
 	if (copy) {
-		if (copy->read)
-			unwind_retpath_copied(copy, frame);
-		return copy->read;
+		unwind_retpath_copied(copy, frame);
+		return true;
 	}
 	read = arch_unwind_user_retpath(state, frame);
-	if (state->retpath_ident) {
-		copy = unwind_retpath_slot(state->ip);
+	if (read) {
+		copy = unwind_retpath_slot(state);
 		if (copy)
-			unwind_retpath_keep(copy, state, frame, topmost, read);
+			unwind_retpath_keep(copy, state, frame, topmost);
 	}
 	return read;
 }
@@ -232,16 +250,16 @@ static bool unwind_retpath_note(struct unwind_user_state *state,
 		return false;
 	state->retpath_start = vma->vm_start;
 	state->retpath_end = vma->vm_end;
-	state->retpath_ident = 0;
+	memset(&state->retpath_ident, 0, sizeof(state->retpath_ident));
 	if (!vma->vm_file || (vma->vm_flags & VM_WRITE))
 		return true;
 	inode = file_inode(vma->vm_file);
-	/* Never 0, which keeps nothing. */
-	state->retpath_ident = hash_64(inode->i_ino ^
-				       ((u64)inode->i_sb->s_dev << 32) ^
-				       ((u64)inode->i_generation << 48) ^
-				       vma->vm_pgoff ^
-				       ((u64)vma->vm_start << 12), 63) | 1;
+	/* An inode number is never 0; 0 keeps nothing. */
+	state->retpath_ident = (struct unwind_retpath_ident){
+		.ino = inode->i_ino, .pgoff = vma->vm_pgoff,
+		.start = vma->vm_start, .dev = inode->i_sb->s_dev,
+		.gen = inode->i_generation,
+	};
 	return true;
 }
 

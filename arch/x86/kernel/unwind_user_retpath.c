@@ -98,6 +98,7 @@ struct retpath_where {
 };
 
 struct retpath {
+	unsigned long		lo, hi;		/* the mapping of the code */
 	unsigned long		start;		/* code in buf */
 	unsigned int		len;
 	unsigned int		insns;
@@ -123,20 +124,26 @@ enum retpath_insn {
 	RETPATH_FAIL,		/* not followed: give up */
 };
 
-/* Decode the instruction at @ip, reading the code as needed. */
+/*
+ * Decode the instruction at @ip, reading the code as needed. Code
+ * outside the mapping that holds the frame's IP is not read: a branch
+ * there may lead into another file's pages (FUSE, userfaultfd) whose
+ * read the process could stall, and it is not the function's own code.
+ */
 static bool retpath_decode(struct retpath *rp, unsigned long ip,
 			   struct insn *insn)
 {
 	unsigned long end = rp->start + rp->len;
+	unsigned int want;
 
+	if (ip < rp->lo || ip >= rp->hi)
+		return false;
 	if (ip < rp->start || ip >= end ||
 	    (end - ip < MAX_INSN_SIZE && rp->len == RETPATH_WINDOW)) {
-		if (ip >= TASK_SIZE_MAX - RETPATH_WINDOW)
-			return false;
+		want = min_t(unsigned long, RETPATH_WINDOW, rp->hi - ip);
 		rp->start = ip;
-		rp->len = RETPATH_WINDOW -
-			  copy_from_user(rp->buf, (void __user *)ip,
-					 RETPATH_WINDOW);
+		rp->len = want - copy_from_user(rp->buf, (void __user *)ip,
+						want);
 		end = ip + rp->len;
 	}
 	return !insn_decode(insn, rp->buf + (ip - rp->start), end - ip,
@@ -676,11 +683,13 @@ static enum retpath_end retpath_follow(struct retpath *rp,
  * (a way run into another function ends at its first call or return).
  */
 static bool retpath_read(struct retpath *rp, unsigned long ip,
-			 unsigned long sp)
+			 unsigned long sp, unsigned long lo, unsigned long hi)
 {
 	struct retpath_where w = { .ip = ip };
 	enum retpath_end end;
 
+	rp->lo = lo;
+	rp->hi = min(hi, TASK_SIZE_MAX);
 	rp->start = 0;
 	rp->len = 0;
 	rp->insns = 0;
@@ -697,7 +706,9 @@ static bool retpath_read(struct retpath *rp, unsigned long ip,
 /**
  * arch_unwind_user_retpath - the frame at an IP, read from its code
  * @state:	the walk (64-bit tasks), at the frame: state->ip, and the
- *		frame's SP and FP, which the description is relative to
+ *		frame's SP and FP, which the description is relative to;
+ *		state->retpath_start and _end, the mapping that holds the
+ *		code, which the reading does not leave
  * @frame:	receives the description: CFA, return address and caller's
  *		frame pointer
  *
@@ -719,7 +730,8 @@ bool arch_unwind_user_retpath(struct unwind_user_state *state,
 	rp = kmalloc(sizeof(*rp), GFP_KERNEL | __GFP_NOWARN);
 	if (!rp)
 		return false;
-	read = retpath_read(rp, state->ip, state->sp);
+	read = retpath_read(rp, state->ip, state->sp, state->retpath_start,
+			    state->retpath_end);
 	cfa_off = rp->out.off + 8;
 	if (read) {
 		frame->cfa = (struct unwind_user_loc){

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 
 #include "unwind_chain.h"
 
@@ -142,6 +143,34 @@ REPLACED_WRAPPER(wide_read, 0x48);
 REPLACED_WRAPPER(narrow_read, 0x8);
 /* Their ends are labels, declared as the functions for their addresses. */
 stack_reader wide_read, wide_read_end, narrow_read, narrow_read_end;
+
+/*
+ * A wrapper with two ways out after its system call: the one taken
+ * (prctl() succeeded) returns at once, the other lies a page further, for
+ * kept_failure_read_again. Only its bytes are used, copied into a file.
+ */
+asm(".text\n"
+	".globl twoway_read\n"
+	"twoway_read:\n\t"
+	"sub $0x18, %rsp\n\t"
+	"mov %rsi, %rdx\n\t"
+	"mov %rdi, %rsi\n\t"
+	"mov $" STR(PR_USER_STACK_READ) ", %edi\n\t"
+	"xor %r10d, %r10d\n\t"
+	"xor %r8d, %r8d\n\t"
+	"mov $" STR(UT_SYS_PRCTL) ", %eax\n\t"
+	"syscall\n\t"
+	"test %rax, %rax\n\t"
+	"js twoway_far\n\t"
+	"add $0x18, %rsp\n\t"
+	"ret\n\t"
+	".org twoway_read + 0x1000, 0xcc\n"
+	"twoway_far:\n\t"
+	"add $0x18, %rsp\n\t"
+	"ret\n"
+	".globl twoway_read_end\n"
+	"twoway_read_end:\n");
+stack_reader twoway_read, twoway_read_end;
 
 struct read_case {
 	stack_reader *read;
@@ -279,6 +308,194 @@ TEST(code_replaced)
 	munmap(at, 4096);
 	close(fds[0]);
 	close(fds[1]);
+}
+
+/*
+ * A reading that gave up is not kept. The wrapper's second way out lies
+ * on a page that cannot be read at the first read (PROT_NONE): the
+ * reading gives up there, and the walk may lose the wrapper's caller.
+ * Once the page is executable again, the same thread's next read must
+ * find the caller: a failure kept under the wrapper's IP would lose it
+ * for the thread's life.
+ */
+TEST(kept_failure_read_again)
+{
+	int fd = code_file((void *)twoway_read, (void *)twoway_read_end);
+	struct read_case c = { 0 };
+	void *at;
+
+	if (fd < 0 || ftruncate(fd, 2 * 4096))
+		SKIP(return, "no memfd for code");
+	at = mmap(NULL, 2 * 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	if (at == MAP_FAILED)
+		SKIP(return, "no executable mapping of a memfd");
+	ASSERT_EQ(0, mprotect((char *)at + 4096, 4096, PROT_NONE));
+	c.read = (stack_reader *)at;
+	read_from_here(&c);
+	ASSERT_LT(0, c.n);
+	TH_LOG("far way unreadable: %ld entries, caller %s", c.n,
+	       c.n > 2 && c.buf[2] == c.ra ? "found" : "lost");
+	ASSERT_EQ(0, mprotect((char *)at + 4096, 4096, PROT_READ | PROT_EXEC));
+	check_case(_metadata, (stack_reader *)at, 0);
+	munmap(at, 2 * 4096);
+	close(fd);
+}
+
+/*
+ * The image exec'd by copies_dropped_at_exec: maps the file it is given
+ * at the address it is given, where the code now is narrow_read(), and
+ * reads through it. Exits 0 if the walk found the caller.
+ */
+#define EXEC_CODE_ENV	"RETPATH_TEST_CODE"
+
+__attribute__((constructor)) static void exec_code_read(void)
+{
+	const char *env = getenv(EXEC_CODE_ENV);
+	struct read_case c = { 0 };
+	unsigned long at;
+	int fd;
+
+	if (!env)
+		return;
+	if (sscanf(env, "%d:%lx", &fd, &at) != 2)
+		_exit(2);
+	/* The new image may have something there already: 6, skipped. */
+	if (mmap((void *)at, 4096, PROT_READ | PROT_EXEC,
+		 MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0) != (void *)at)
+		_exit(6);
+	c.read = (stack_reader *)at;
+	read_from_here(&c);
+	_exit(c.n > 2 && c.buf[2] == c.ra ? 0 : 1);
+}
+
+/*
+ * The task's copies do not outlive its exec. A file holds wide_read();
+ * it is mapped and read through, which keeps the frame read. Then the
+ * file is changed to hold narrow_read(), and the task execs an image
+ * that maps the same file at the same address and offset: its read must
+ * find the narrow frame, not the copy of the wide one.
+ */
+TEST(copies_dropped_at_exec)
+{
+	int fd = memfd_create("retpath_exec_code", 0), status;
+	size_t wide = (char *)wide_read_end - (char *)wide_read;
+	size_t narrow = (char *)narrow_read_end - (char *)narrow_read;
+	char env[64], *envp[] = { env, NULL };
+	char *argv[] = { "retpath_test", NULL };
+	void *at;
+	pid_t pid;
+
+	if (fd < 0 || ftruncate(fd, 4096) ||
+	    pwrite(fd, (void *)wide_read, wide, 0) != (ssize_t)wide)
+		SKIP(return, "no memfd for code");
+	at = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	if (at == MAP_FAILED)
+		SKIP(return, "no executable mapping of a memfd");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct read_case c = { .read = (stack_reader *)at };
+
+		/* Read twice: the second read uses what the first kept. */
+		read_from_here(&c);
+		read_from_here(&c);
+		if (c.n <= 2 || c.buf[2] != c.ra)
+			_exit(3);
+		if (pwrite(fd, (void *)narrow_read, narrow, 0) != (ssize_t)narrow)
+			_exit(4);
+		snprintf(env, sizeof(env), "%s=%d:%lx", EXEC_CODE_ENV, fd,
+			 (unsigned long)at);
+		execve("/proc/self/exe", argv, envp);
+		_exit(5);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 6)
+		SKIP(return, "the exec'd image has a mapping at %p", at);
+	/* 1: the exec'd image's walk lost its caller. */
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	munmap(at, 4096);
+	close(fd);
+}
+
+#define UPROBE_EVENTS	"/sys/kernel/tracing/uprobe_events"
+#define UPROBE_ENABLE	"/sys/kernel/tracing/events/retpath_test/idle/enable"
+
+static int tracefs_write(const char *file, const char *what)
+{
+	int fd = open(file, O_WRONLY | O_APPEND);
+	int ret;
+
+	if (fd < 0)
+		return -1;
+	ret = write(fd, what, strlen(what)) == (ssize_t)strlen(what) ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+/* Set (or remove) an enabled uprobe on glibc_read(), never called here. */
+static int idle_uprobe(bool set)
+{
+	unsigned long start, end, off, addr = (unsigned long)glibc_read;
+	char line[512], exe[256], probe[400];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	FILE *f;
+	int ret = -1;
+
+	if (!set) {
+		tracefs_write(UPROBE_ENABLE, "0");
+		return tracefs_write(UPROBE_EVENTS, "-:retpath_test/idle\n");
+	}
+	f = fopen("/proc/self/maps", "r");
+	if (n < 0 || !f)
+		return -1;
+	exe[n] = '\0';
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %*s %lx", &start, &end, &off) == 3 &&
+		    addr >= start && addr < end && strstr(line, exe)) {
+			snprintf(probe, sizeof(probe), "p:retpath_test/idle %s:%#lx\n",
+				 exe, addr - start + off);
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	if (ret || tracefs_write(UPROBE_EVENTS, probe))
+		return -1;
+	return tracefs_write(UPROBE_ENABLE, "1");
+}
+
+/*
+ * Nothing is kept in an mm with uprobes: a breakpoint in the text changes
+ * what a reading finds. Shown as copies_dropped_at_exec shows a copy
+ * kept: the code read changes under the same file, offset and address,
+ * here without an exec, and the next read must find the new frame.
+ */
+TEST(not_kept_with_uprobes)
+{
+	int fd = memfd_create("retpath_uprobe_code", 0);
+	size_t wide = (char *)wide_read_end - (char *)wide_read;
+	size_t narrow = (char *)narrow_read_end - (char *)narrow_read;
+	void *at;
+
+	if (fd < 0 || ftruncate(fd, 4096) ||
+	    pwrite(fd, (void *)wide_read, wide, 0) != (ssize_t)wide)
+		SKIP(return, "no memfd for code");
+	at = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	if (at == MAP_FAILED)
+		SKIP(return, "no executable mapping of a memfd");
+	idle_uprobe(false);
+	if (idle_uprobe(true)) {
+		idle_uprobe(false);
+		SKIP(return, "cannot set a uprobe (tracefs, CONFIG_UPROBE_EVENTS)");
+	}
+	check_case(_metadata, (stack_reader *)at, 0);
+	check_case(_metadata, (stack_reader *)at, 0);
+	ASSERT_EQ((ssize_t)narrow, pwrite(fd, (void *)narrow_read, narrow, 0));
+	check_case(_metadata, (stack_reader *)at, 0);
+	EXPECT_EQ(0, idle_uprobe(false));
+	munmap(at, 4096);
+	close(fd);
 }
 
 static void *thread_read(void *arg)
