@@ -380,8 +380,9 @@ TEST(copies_dropped_at_exec)
 	int fd = memfd_create("retpath_exec_code", 0), status;
 	size_t wide = (char *)wide_read_end - (char *)wide_read;
 	size_t narrow = (char *)narrow_read_end - (char *)narrow_read;
-	char env[64], *envp[] = { env, NULL };
-	char *argv[] = { "retpath_test", NULL };
+	char env[64];
+	char *const envp[] = { env, NULL };
+	char *const argv[] = { "retpath_test", NULL };
 	void *at;
 	pid_t pid;
 
