@@ -528,7 +528,7 @@ static void tt_nofault_keep(struct tt_slot *s, u64 cookie,
 static void tt_nofault_check(struct tt_slot *s,
 			     const struct unwind_stacktrace *trace)
 {
-	unsigned int n = min(trace->nr, (unsigned int)TT_MAX_DEPTH);
+	unsigned int n = min_t(unsigned int, trace->nr, TT_MAX_DEPTH);
 	bool same;
 
 	tt_inc(TT_NOFAULT_CHECKED);

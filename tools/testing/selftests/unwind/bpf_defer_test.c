@@ -688,9 +688,9 @@ TEST_F(bpf_defer, sleepable_task_stack_under_inode_lock)
 	child = fork();
 	ASSERT_LE(0, child);
 	if (!child) {
-		char *argv[] = { exe, NULL };
+		char *const argv[] = { exe, NULL };
 		char env[600];
-		char *envp[] = { env, NULL };
+		char *const envp[] = { env, NULL };
 
 		snprintf(env, sizeof(env), "%s=%s", CHMOD_SELF_ENV, exe);
 		close(pipefd[1]);
@@ -716,7 +716,7 @@ TEST_F(bpf_defer, sleepable_task_stack_under_inode_lock)
 			break;
 		sleeps_in(child, now, sizeof(now));
 		stuck = now[0] && !strcmp(now, where) ? stuck + 1 : 0;
-		strcpy(where, now);
+		snprintf(where, sizeof(where), "%s", now);
 		usleep(50000);
 	}
 	if (stuck >= 40 || waitpid(child, &status, WNOHANG) == 0) {

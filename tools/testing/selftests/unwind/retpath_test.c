@@ -31,6 +31,18 @@ stack_reader frame_read, rbp_read;
 #define STR(x)	STR_(x)
 
 /*
+ * The arguments of prctl(PR_USER_STACK_READ, buf, size, 0, 0) from a
+ * wrapper's (buf, size), and the system call's number.
+ */
+#define PRCTL_READ_ARGS							\
+	"mov %rsi, %rdx\n\t"						\
+	"mov %rdi, %rsi\n\t"						\
+	"mov $" STR(PR_USER_STACK_READ) ", %edi\n\t"			\
+	"xor %r10d, %r10d\n\t"					\
+	"xor %r8d, %r8d\n\t"						\
+	"mov $" STR(UT_SYS_PRCTL) ", %eax\n\t"
+
+/*
  * long frame_read(buf, size): prctl(PR_USER_STACK_READ, buf, size, 0, 0)
  * with a 0x28-byte frame around the system call, as glibc's read() has
  * in a multithreaded process. Returns the result, or -errno.
@@ -40,12 +52,7 @@ asm(".text\n"
 	".type frame_read, @function\n"
 	"frame_read:\n\t"
 	"sub $0x28, %rsp\n\t"
-	"mov %rsi, %rdx\n\t"
-	"mov %rdi, %rsi\n\t"
-	"mov $" STR(PR_USER_STACK_READ) ", %edi\n\t"
-	"xor %r10d, %r10d\n\t"
-	"xor %r8d, %r8d\n\t"
-	"mov $" STR(UT_SYS_PRCTL) ", %eax\n\t"
+	PRCTL_READ_ARGS
 	"syscall\n\t"
 	"add $0x28, %rsp\n\t"
 	"ret\n"
@@ -62,13 +69,8 @@ asm(".text\n"
 	"push %rbp\n\t"
 	"push %rbx\n\t"
 	"sub $0x18, %rsp\n\t"
-	"mov %rsi, %rdx\n\t"
-	"mov %rdi, %rsi\n\t"
 	"mov $0x1234, %ebp\n\t"
-	"mov $" STR(PR_USER_STACK_READ) ", %edi\n\t"
-	"xor %r10d, %r10d\n\t"
-	"xor %r8d, %r8d\n\t"
-	"mov $" STR(UT_SYS_PRCTL) ", %eax\n\t"
+	PRCTL_READ_ARGS
 	"syscall\n\t"
 	"test %rax, %rax\n\t"
 	"js 1f\n\t"
@@ -127,12 +129,7 @@ asm(".text\n"
 	    ".globl " #name "\n"					\
 	    #name ":\n\t"						\
 	    "sub $" #frame ", %rsp\n\t"				\
-	    "mov %rsi, %rdx\n\t"					\
-	    "mov %rdi, %rsi\n\t"					\
-	    "mov $" STR(PR_USER_STACK_READ) ", %edi\n\t"		\
-	    "xor %r10d, %r10d\n\t"					\
-	    "xor %r8d, %r8d\n\t"					\
-	    "mov $" STR(UT_SYS_PRCTL) ", %eax\n\t"			\
+	    PRCTL_READ_ARGS						\
 	    ".org " #name " + 0x20, 0x90\n\t"				\
 	    "syscall\n\t"						\
 	    "add $" #frame ", %rsp\n\t"				\
@@ -153,12 +150,7 @@ asm(".text\n"
 	".globl twoway_read\n"
 	"twoway_read:\n\t"
 	"sub $0x18, %rsp\n\t"
-	"mov %rsi, %rdx\n\t"
-	"mov %rdi, %rsi\n\t"
-	"mov $" STR(PR_USER_STACK_READ) ", %edi\n\t"
-	"xor %r10d, %r10d\n\t"
-	"xor %r8d, %r8d\n\t"
-	"mov $" STR(UT_SYS_PRCTL) ", %eax\n\t"
+	PRCTL_READ_ARGS
 	"syscall\n\t"
 	"test %rax, %rax\n\t"
 	"js twoway_far\n\t"
@@ -422,18 +414,6 @@ TEST(copies_dropped_at_exec)
 #define UPROBE_EVENTS	"/sys/kernel/tracing/uprobe_events"
 #define UPROBE_ENABLE	"/sys/kernel/tracing/events/retpath_test/idle/enable"
 
-static int tracefs_write(const char *file, const char *what)
-{
-	int fd = open(file, O_WRONLY | O_APPEND);
-	int ret;
-
-	if (fd < 0)
-		return -1;
-	ret = write(fd, what, strlen(what)) == (ssize_t)strlen(what) ? 0 : -1;
-	close(fd);
-	return ret;
-}
-
 /* Set (or remove) an enabled uprobe on glibc_read(), never called here. */
 static int idle_uprobe(bool set)
 {
@@ -444,8 +424,8 @@ static int idle_uprobe(bool set)
 	int ret = -1;
 
 	if (!set) {
-		tracefs_write(UPROBE_ENABLE, "0");
-		return tracefs_write(UPROBE_EVENTS, "-:retpath_test/idle\n");
+		ut_write(UPROBE_ENABLE, "0");
+		return ut_write(UPROBE_EVENTS, "-:retpath_test/idle\n");
 	}
 	f = fopen("/proc/self/maps", "r");
 	if (n < 0 || !f)
@@ -461,9 +441,9 @@ static int idle_uprobe(bool set)
 		}
 	}
 	fclose(f);
-	if (ret || tracefs_write(UPROBE_EVENTS, probe))
+	if (ret || ut_write(UPROBE_EVENTS, probe))
 		return -1;
-	return tracefs_write(UPROBE_ENABLE, "1");
+	return ut_write(UPROBE_ENABLE, "1");
 }
 
 /*

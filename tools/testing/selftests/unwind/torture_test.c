@@ -169,10 +169,13 @@ static void fault_pages(void)
 /* Stay in user mode a while: interrupts then land there. */
 static void spin_user(void)
 {
-	volatile unsigned int x = rnd;
+	unsigned int x = rnd;
 
-	for (int i = 0; i < 200000; i++)
+	for (int i = 0; i < 200000; i++) {
 		x = x * 1103515245 + 12345;
+		/* Keep the loop: the compiler must not fold it away. */
+		asm volatile("" : "+r" (x));
+	}
 	__atomic_fetch_add(&ops->spins, 1, __ATOMIC_RELAXED);
 }
 
@@ -522,7 +525,8 @@ int main(int argc, char **argv)
 	      stat_of("nofault_user_walks") > 0 &&
 	      stat_of("nofault_kernel_walks") > 0 &&
 	      stat_of("nofault_checked") > 0 && stat_of("nofault_wrong") == 0,
-	      "walks in interrupts: %ld of user mode, %ld of page faults, %ld left to the deferred walk, %ld compared with the delivered stack, %ld wrong (%ld hrtimer requests in user mode)",
+	      "walks in interrupts: %ld of user mode, %ld of page faults, %ld left to the deferred walk, "
+	      "%ld compared with the delivered stack, %ld wrong (%ld hrtimer requests in user mode)",
 	      stat_of("nofault_user_walks"), stat_of("nofault_kernel_walks"),
 	      stat_of("nofault_deferred"), stat_of("nofault_checked"),
 	      stat_of("nofault_wrong"), stat_of("requests_irq_user"));
