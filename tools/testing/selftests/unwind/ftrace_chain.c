@@ -13,12 +13,19 @@
  *   ftrace_chain getpriority WHICH WHO	getpriority(WHICH, WHO)
  *   ftrace_chain setaffinity CPU	move itself to CPU (from another one)
  *   ftrace_chain read			read one byte from standard input
+ *   ftrace_chain kill			send itself SIGUSR1, which a handler
+ *					takes at the system call's return
+ *   ftrace_chain stop			send itself SIGSTOP (until SIGCONT)
+ *   ftrace_chain fault			write to a read-only page: the
+ *					SIGSEGV handler makes it writable
  *
  * Built with UNWIND_CHAIN_GUESS (ftrace_chain_guess: no frame pointers, no
  * SFrame), it first asks for guessed frames (PR_SET_USER_STACK_GUESS).
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
@@ -63,9 +70,21 @@ static long long file_offset(unsigned long ip)
 
 static int print_usage(const char *prog)
 {
-	fprintf(stderr, "usage: %s getpriority WHICH WHO | setaffinity CPU | read\n",
+	fprintf(stderr, "usage: %s getpriority WHICH WHO | setaffinity CPU | read | kill | stop | fault\n",
 		prog);
 	return 2;
+}
+
+static void on_usr1(int sig)
+{
+}
+
+static char *fault_page;
+
+static void on_segv(int sig)
+{
+	if (mprotect(fault_page, 4096, PROT_READ | PROT_WRITE))
+		_exit(3);
 }
 
 int main(int argc, char **argv)
@@ -107,6 +126,18 @@ int main(int argc, char **argv)
 		}
 	} else if (!strcmp(argv[1], "read") && argc == 2) {
 		chain_run(SYS_read, 0, (long)&byte, 1);
+	} else if (!strcmp(argv[1], "kill") && argc == 2) {
+		signal(SIGUSR1, on_usr1);
+		chain_run(SYS_kill, getpid(), SIGUSR1, 0);
+	} else if (!strcmp(argv[1], "stop") && argc == 2) {
+		chain_run(SYS_kill, getpid(), SIGSTOP, 0);
+	} else if (!strcmp(argv[1], "fault") && argc == 2) {
+		fault_page = mmap(NULL, 4096, PROT_READ,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (fault_page == MAP_FAILED)
+			return 1;
+		signal(SIGSEGV, on_segv);
+		*(volatile char *)fault_page = 1;
 	} else {
 		return print_usage(argv[0]);
 	}
