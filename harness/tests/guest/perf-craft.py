@@ -3,7 +3,7 @@
 """Write damaged copies of a pipe-mode perf.data stream with deferred
 callchains, for harness/tests/guest/perf-crafted.sh.
 
-    perf-craft.py BASE OUTDIR
+    perf-craft.py BASE OUTDIR [REPORT_BASE]
 
 BASE is the output of `perf record -o - --call-graph fp,defer` (pipe mode,
 little-endian, one event with sample_id_all). Each copy gets one kind of
@@ -11,6 +11,11 @@ bad or unusual PERF_RECORD_CALLCHAIN_DEFERRED; OUTDIR/NAME.data is written
 for each, and their names are printed, one per line, as "NAME VALID":
 VALID is 0 when the record's size cannot hold what it claims (perf must
 warn and ignore it), 1 when the record is well formed but unusual.
+
+REPORT_BASE, if given, is such a recording with the report event
+unwind_report:unwind_user_report too: copies of it get one report sample
+whose dynamic array of entries lies outside its raw data, or is shorter
+than its nr field says (VALID 2: perf must warn and ignore the report).
 """
 import os
 import struct
@@ -20,6 +25,7 @@ PIPE_HEADER = 16
 HEADER_ATTR = 64
 SAMPLE = 9
 DEFERRED = 22
+TRACING_DATA = 66
 REC_FIXED = 24                  # header, cookie, nr
 
 
@@ -32,6 +38,10 @@ def events(data):
             sys.exit("perf-craft: event of size %d at %d" % (size, off))
         yield off, typ, size
         off += size
+        if typ == TRACING_DATA:
+            # Its payload follows the event, padded to 8 bytes.
+            payload = struct.unpack_from("<I", data, off - size + 8)[0]
+            off += (payload + 7) & ~7
 
 
 def record(cookie, nr, ips, trailer, size=None):
@@ -42,6 +52,67 @@ def record(cookie, nr, ips, trailer, size=None):
     if size is None:
         size = 8 + len(body)
     return struct.pack("<IHH", DEFERRED, 0, size) + body[:max(size - 8, 0)]
+
+
+HEADER_ATTR_TYPE = 64
+TRACEPOINT = 2
+# Sample fields before PERF_SAMPLE_RAW, in their order: (bit, size).
+FIXED_BEFORE_CALLCHAIN = [(1 << 16, 8), (1 << 0, 8), (1 << 1, 8), (1 << 2, 8),
+                          (1 << 3, 8), (1 << 6, 8), (1 << 9, 8), (1 << 7, 8),
+                          (1 << 8, 8)]
+SAMPLE_READ, SAMPLE_CALLCHAIN, SAMPLE_RAW = 1 << 4, 1 << 5, 1 << 10
+# unwind_user_report's raw data: common fields (8 bytes), cookie, flags,
+# nr, then the __data_loc word of entries (offset | length << 16).
+REPORT_NR, REPORT_LOC, REPORT_DATA = 20, 24, 28
+
+
+def report_variants(data):
+    """Copies of a recording with one report sample damaged, or []."""
+    evs = list(events(data))
+    tracepoint_ids, sample_type = set(), None
+    for off, typ, size in evs:
+        if typ != HEADER_ATTR_TYPE:
+            continue
+        atype, asize = struct.unpack_from("<II", data, off + 8)
+        stype = struct.unpack_from("<Q", data, off + 8 + 24)[0]
+        ids = struct.unpack_from("<%dQ" % ((size - 8 - asize) // 8), data,
+                                 off + 8 + asize)
+        if atype == TRACEPOINT:
+            tracepoint_ids.update(ids)
+            sample_type = stype
+    if not tracepoint_ids or not sample_type & (1 << 16) or \
+       sample_type & SAMPLE_READ or not sample_type & SAMPLE_RAW:
+        sys.exit("perf-craft: no report event with identifier and raw data")
+    for off, typ, size in evs:
+        if typ != SAMPLE:
+            continue
+        pos = off + 8
+        if struct.unpack_from("<Q", data, pos)[0] not in tracepoint_ids:
+            continue
+        for bit, width in FIXED_BEFORE_CALLCHAIN:
+            if sample_type & bit:
+                pos += width
+        if sample_type & SAMPLE_CALLCHAIN:
+            pos += 8 + 8 * struct.unpack_from("<Q", data, pos)[0]
+        raw_size = struct.unpack_from("<I", data, pos)[0]
+        raw = pos + 4
+        nr = struct.unpack_from("<I", data, raw + REPORT_NR)[0]
+        loc = struct.unpack_from("<I", data, raw + REPORT_LOC)[0]
+        if nr and loc == REPORT_DATA | (8 * nr) << 16 and \
+           REPORT_DATA + 8 * nr <= raw_size:
+            break
+    else:
+        sys.exit("perf-craft: no report sample with entries")
+
+    def with_loc(value):
+        return (data[:raw + REPORT_LOC] + struct.pack("<I", value) +
+                data[raw + REPORT_LOC + 4:])
+    return [
+        # The array's offset past the end of the raw data.
+        ("report-loc-past-end", 2, with_loc(0xfff0 | (8 * nr) << 16)),
+        # The array shorter than nr entries.
+        ("report-len-short", 2, with_loc(REPORT_DATA | (8 * nr - 8) << 16)),
+    ]
 
 
 def main():
@@ -90,6 +161,8 @@ def main():
         # The cookie answered again, after its samples were stitched.
         ("cookie-reused", 1, append(good)),
     ]
+    if len(sys.argv) > 3:
+        variants += report_variants(open(sys.argv[3], "rb").read())
     os.makedirs(outdir, exist_ok=True)
     for name, valid, blob in variants:
         with open(os.path.join(outdir, name + ".data"), "wb") as f:

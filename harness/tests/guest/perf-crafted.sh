@@ -34,8 +34,21 @@ record() {
 		"$demo" 1 >"$1" 2>"$tmp/record.err"
 }
 
+# The same with the report event, of the demo interpreter that reports its
+# frames (minivm, beside the demo), into FILE.report; none without them.
+record_report() {
+	local minivm
+	minivm=$(dirname "$demo")/minivm
+	[ -x "$minivm" ] && [ -d /sys/kernel/tracing/events/unwind_report ] || return 0
+	"$perf" record -q -o - -e cpu-clock -c 200000 \
+		-e unwind_report:unwind_user_report --call-graph fp,defer -- \
+		"$minivm" -s 1 >"$1.report" 2>>"$tmp/record.err" </dev/null ||
+		rm -f "$1.report"
+}
+
 if [ "${1:-}" = --record ]; then
 	record "$2" || { cat "$tmp/record.err" >&2; exit 1; }
+	record_report "$2"
 	exit 0
 fi
 
@@ -46,18 +59,25 @@ not_ok() { n=$((n + 1)); echo "not ok $n $*"; }
 
 echo "# reader: $reader"
 if [ "${1:-}" = --from ]; then
-	cp "$2" "$tmp/base.data" 2>"$tmp/record.err"
+	cp "$2" "$tmp/base.data" 2>"$tmp/record.err" &&
+	{ [ ! -f "$2.report" ] || cp "$2.report" "$tmp/base.data.report"; }
 else
-	record "$tmp/base.data"
+	record "$tmp/base.data" && record_report "$tmp/base.data"
 fi
 if [ $? -ne 0 ] ||
-   ! "$here/harness/tests/guest/perf-craft.py" "$tmp/base.data" "$tmp/v" >"$tmp/list"; then
+   ! "$here/harness/tests/guest/perf-craft.py" "$tmp/base.data" "$tmp/v" \
+	$([ -f "$tmp/base.data.report" ] && echo "$tmp/base.data.report") >"$tmp/list"; then
 	sed 's/^/# /' "$tmp/record.err"
 	not_ok "a pipe-mode recording with deferred records to damage"
 	echo "1..$n"
 	exit 1
 fi
 ok "a pipe-mode recording with deferred records to damage"
+if [ -f "$tmp/base.data.report" ]; then
+	ok "a recording with runtime reports to damage"
+else
+	not_ok "a recording with runtime reports to damage (minivm and the report event)"
+fi
 
 while read -r name valid; do
 	f=$tmp/v/$name.data
@@ -78,6 +98,9 @@ while read -r name valid; do
 		elif [ "$valid" = 0 ] && [ "$cmd" = "report --stdio" ] &&
 		     ! grep -q "CALLCHAIN_DEFERRED records were ignored" "$tmp/out" "$tmp/err"; then
 			not_ok "$what: no warning that the record was ignored"
+		elif [ "$valid" = 2 ] && [ "$cmd" = "report --stdio" ] &&
+		     ! grep -q "unwind_user_report of tid .* ignored" "$tmp/out" "$tmp/err"; then
+			not_ok "$what: no warning that the report was ignored"
 		else
 			ok "$what (exit $rc)"
 		fi

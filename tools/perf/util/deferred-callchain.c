@@ -25,6 +25,7 @@
 #include "evsel.h"
 #include "hashmap.h"
 #include "sample.h"
+#include "trace-event.h"
 
 /* The event a runtime's report of its own frames comes out as. */
 #define UNWIND_REPORT_EVENT	"unwind_report:unwind_user_report"
@@ -458,6 +459,44 @@ bool deferred_callchains__is_report(struct deferred_callchains *dc,
 	return dc && dc->report_evsel && evsel == dc->report_evsel;
 }
 
+#ifdef HAVE_LIBTRACEEVENT
+/* Does the sample's raw data hold the fixed field @name? */
+static bool report_field_fits(struct evsel *evsel, struct perf_sample *sample,
+			      const char *name)
+{
+	struct tep_format_field *field = evsel__field(evsel, name);
+
+	return field && field->offset >= 0 && field->size >= 0 &&
+	       (u64)field->offset + field->size <= sample->raw_size;
+}
+
+/*
+ * The report's @nr entries, or NULL if the sample's raw data does not
+ * hold them where its dynamic array says: the array's offset and length
+ * are read from the file, and a crafted one may put them anywhere.
+ */
+static const u64 *report_entries(struct evsel *evsel,
+				 struct perf_sample *sample, u64 nr)
+{
+	struct tep_format_field *field = evsel__field(evsel, "entries");
+	u32 loc, off, len;
+
+	if (!field || !(field->flags & TEP_FIELD_IS_DYNAMIC) ||
+	    field->offset < 0 ||
+	    (u64)field->offset + sizeof(loc) > sample->raw_size)
+		return NULL;
+	memcpy(&loc, sample->raw_data + field->offset, sizeof(loc));
+	off = loc & 0xffff;
+	len = loc >> 16;
+	if (tep_field_is_relative(field->flags))
+		off += field->offset + field->size;
+	if (off > sample->raw_size || len > sample->raw_size - off ||
+	    nr > len / sizeof(u64))
+		return NULL;
+	return (const u64 *)((const char *)sample->raw_data + off);
+}
+#endif
+
 /**
  * deferred_callchains__report - frames a runtime reported for a cookie
  * @dc: the session's state
@@ -483,13 +522,18 @@ int deferred_callchains__report(struct deferred_callchains *dc,
 	const u64 *entries;
 	int ret;
 
+	if (!report_field_fits(evsel, sample, "cookie") ||
+	    !report_field_fits(evsel, sample, "nr") ||
+	    !report_field_fits(evsel, sample, "flags"))
+		goto bad;
 	cookie = evsel__intval(evsel, sample, "cookie");
 	nr = evsel__intval(evsel, sample, "nr");
 	flags = evsel__intval(evsel, sample, "flags");
-	entries = evsel__rawptr(evsel, sample, "entries");
-	if (!cookie || (flags & UNWIND_REPORT_OPAQUE) || (nr && !entries) ||
-	    nr * sizeof(u64) > sample->raw_size)
+	if (!cookie || (flags & UNWIND_REPORT_OPAQUE))
 		return 0;
+	entries = report_entries(evsel, sample, nr);
+	if (!entries)
+		goto bad;
 	dt = deferred_thread(dc, sample->tid);
 	if (!dt)
 		return -ENOMEM;
@@ -506,6 +550,10 @@ int deferred_callchains__report(struct deferred_callchains *dc,
 		return 0;
 	ret = deliver_held(dc, dt, deliver, arg);
 	return ret;
+bad:
+	pr_warning("unwind_user_report of tid %u holds less than its fields claim: ignored\n",
+		   sample->tid);
+	return 0;
 #else
 	return 0;
 #endif
