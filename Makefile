@@ -133,6 +133,10 @@ build/test-progs/perf_smoke: harness/tests/guest/perf_smoke.c
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -o $@ $<
 
+build/test-progs/thread_churn: harness/tests/guest/thread_churn.c
+	@mkdir -p $(@D)
+	gcc $(USER_CFLAGS) -pthread -o $@ $<
+
 demo: build/demo/deepstack build/demo/minivm python
 
 # The CPython extension that reports Python frames (python/unwind_report.c),
@@ -183,7 +187,7 @@ retpath-check: tree
 	@$(MAKE) --no-print-directory -C harness/retpath-check
 
 test: kernel perf perf-asan unwindprof demo python kselftest retpath-check \
-	build/test-progs/perf_smoke build/real/zstd build/real/xz
+	build/test-progs/perf_smoke build/test-progs/thread_churn build/real/zstd build/real/xz
 	@harness/run-tests
 
 CMD ?= $(TOP)/build/demo/deepstack 3

@@ -124,6 +124,8 @@ void deferred_callchains__delete(struct deferred_callchains *dc)
 
 	if (!dc)
 		return;
+	pr_debug("deferred callchains: state of %zu threads kept at the end\n",
+		 hashmap__size(dc->threads));
 	list_for_each_entry_safe(ds, tmp, &dc->pending, session_node)
 		deferred_sample__free(ds);
 	hashmap__for_each_entry(dc->threads, cur, bkt) {
@@ -445,6 +447,39 @@ int deferred_callchains__flush(struct deferred_callchains *dc,
 		if (err && !ret)
 			ret = err;
 	}
+	return ret;
+}
+
+/**
+ * deferred_callchains__exit - a thread exited: drop what is kept for it
+ * @dc: the session's state (NULL: nothing kept)
+ * @tid: the thread
+ * @deliver: called for its samples held for a report, which cannot come
+ * @arg: passed to @deliver
+ *
+ * The kernel answers an exiting task's requests before the task exits,
+ * so in time order its last records came already. Its state (the last
+ * record's addresses, the last report) is freed, unless samples still
+ * wait for a record (processing out of order): those keep it until the
+ * end of the session.
+ *
+ * Return: 0, or an error from @deliver.
+ */
+int deferred_callchains__exit(struct deferred_callchains *dc, u32 tid,
+			      deferred_deliver_t deliver, void *arg)
+{
+	struct deferred_thread *dt;
+	int ret;
+
+	if (!dc || !hashmap__find(dc->threads, tid, &dt))
+		return 0;
+	ret = deliver_held(dc, dt, deliver, arg);
+	if (!list_empty(&dt->pending) || !list_empty(&dt->held))
+		return ret;
+	hashmap__delete(dc->threads, tid, NULL, NULL);
+	free(dt->ips);
+	free(dt->report_ips);
+	free(dt);
 	return ret;
 }
 

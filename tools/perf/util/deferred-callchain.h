@@ -39,6 +39,8 @@ int deferred_callchains__record(struct deferred_callchains *dc,
 				deferred_deliver_t deliver, void *arg);
 int deferred_callchains__flush(struct deferred_callchains *dc,
 			       deferred_deliver_t deliver, void *arg);
+int deferred_callchains__exit(struct deferred_callchains *dc, u32 tid,
+			      deferred_deliver_t deliver, void *arg);
 
 struct evsel;
 bool deferred_callchains__is_report(struct deferred_callchains *dc,
