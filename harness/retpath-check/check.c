@@ -8,7 +8,9 @@
  * .eh_frame.
  *
  *   check ELF < "ADDR SP" lines (hexadecimal)
- *   -> "ADDR -" (given up), or "ADDR sp|fp CFA_OFF same|c-N"
+ *   -> "ADDR -" (given up), or "ADDR sp|fp CFA_OFF same|c-N exact|inferred"
+ *
+ * Each reading gets a walk's whole budget of instructions.
  */
 #include <elf.h>
 #include <fcntl.h>
@@ -67,8 +69,11 @@ static void code_mapping(unsigned long addr, unsigned long *start,
 
 int main(int argc, char **argv)
 {
+	static char scratch[ARCH_UNWIND_RETPATH_SCRATCH];
+	enum unwind_retpath_found found;
 	struct unwind_user_state state;
 	struct unwind_user_frame frame;
+	unsigned int budget;
 	const Elf64_Ehdr *eh;
 	unsigned long addr, sp;
 	struct stat st;
@@ -97,7 +102,10 @@ int main(int argc, char **argv)
 		state.sp = sp;
 		state.ws = 8;
 		code_mapping(addr, &state.retpath_start, &state.retpath_end);
-		if (!arch_unwind_user_retpath(&state, &frame)) {
+		budget = 1024;
+		found = arch_unwind_user_retpath(&state, &frame, scratch,
+						 &budget);
+		if (found == UNWIND_RETPATH_NONE) {
 			printf("%lx -\n", addr);
 			continue;
 		}
@@ -105,9 +113,11 @@ int main(int argc, char **argv)
 		       frame.cfa.rule == UNWIND_USER_RULE_FP ? "fp" : "sp",
 		       frame.cfa.off);
 		if (frame.fp.rule == UNWIND_USER_RULE_SAME)
-			printf("same\n");
+			printf("same");
 		else
-			printf("c%d\n", frame.fp.off);
+			printf("c%d", frame.fp.off);
+		printf(" %s\n", found == UNWIND_RETPATH_EXACT ? "exact" :
+							    "inferred");
 	}
 	return 0;
 }

@@ -17,10 +17,12 @@ not to return (NORETURN) are counted apart too ("noreturn"): no live
 stack holds them, and the code after them is often another function's.
 
 Prints per file and kind (syscall, return, noreturn): sites, frames
-read, right, wrong; exits 1 if a syscall or return frame is wrong.
---min KIND=FRACTION (repeatable) also exits 1 if a file's frames of that
-kind are read at fewer than that fraction of its sites: a reading that
-gives up more often than it did.
+read, right, wrong, and how many of those read are exact (the rest rest
+on a convention, and the walk marks what follows them); exits 1 if a
+syscall or return frame is wrong, exact or not. --min KIND=FRACTION
+(repeatable) also exits 1 if a file's frames of that kind are read at
+fewer than that fraction of its sites: a reading that gives up more
+often than it did; --min-exact KIND=FRACTION the same for exact ones.
 """
 import bisect
 import os
@@ -144,11 +146,13 @@ def main():
     args = sys.argv[1:]
     verbose = "-v" in args
     mins = {}
-    while "--min" in args:
-        i = args.index("--min")
-        kind, _, frac = args[i + 1].partition("=")
-        mins[kind] = float(frac)
-        del args[i:i + 2]
+    mins_exact = {}
+    for opt, into in (("--min", mins), ("--min-exact", mins_exact)):
+        while opt in args:
+            i = args.index(opt)
+            kind, _, frac = args[i + 1].partition("=")
+            into[kind] = float(frac)
+            del args[i:i + 2]
     files = [a for a in args if a != "-v"]
     bad = 0
     for elf in files:
@@ -179,12 +183,16 @@ def main():
         res = []
         for (_, addr), lines in zip(found, answers):
             read = [line for line in lines if line.split()[1] != "-"]
+            # The frame must agree; exact only if exact both ways.
+            frames = set(" ".join(line.split()[:4]) for line in read)
+            exact = all(line.split()[4] == "exact" for line in read)
             if len(read) < len(lines):
                 res.append("%x -" % addr)
-            elif len(set(read)) > 1:
-                res.append("%x ? ? ?" % addr)
+            elif len(frames) > 1:
+                res.append("%x ? ? ? ?" % addr)
             else:
-                res.append(read[0])
+                res.append("%s %s" % (frames.pop(),
+                                      "exact" if exact else "inferred"))
         stats = {}
         for (kind, addr), line in zip(found, res):
             # A call that ends its function never returns (to
@@ -193,7 +201,7 @@ def main():
                 f = fde(fdes, starts, addr - 1)
                 if f is not None and addr >= f[1]:
                     kind = "noreturn"
-            s = stats.setdefault(kind, [0, 0, 0, 0, 0, 0])
+            s = stats.setdefault(kind, [0, 0, 0, 0, 0, 0, 0])
             s[0] += 1
             f = line.split()
             row = truth(fdes, starts, addr if kind == "syscall" else addr - 1)
@@ -210,6 +218,8 @@ def main():
                 print("WRONG %s %x: read differently with the stack "
                       "aligned and one word off" % (kind, addr))
                 continue
+            if f[4] == "exact":
+                s[6] += 1
             base = {"sp": "rsp", "fp": "rbp"}[f[1]]
             want_fp = "same" if row[2] in ("u", "s") else row[2]
             if row[1] == "%s+%s" % (base, f[2]) and want_fp == f[3]:
@@ -227,12 +237,17 @@ def main():
         for kind, s in sorted(stats.items()):
             print("%s %s: %d sites, %d read, %d right, %d wrong "
                   "(%d without CFI, %d with the CFA from the other "
-                  "register)" % (os.path.basename(elf), kind, *s))
+                  "register), %d exact" % (os.path.basename(elf), kind, *s))
             if kind != "noreturn":
                 bad += s[3]
             if kind in mins and s[1] < mins[kind] * s[0]:
                 print("%s %s: %d of %d read, under %.2f"
                       % (os.path.basename(elf), kind, s[1], s[0], mins[kind]))
+                bad += 1
+            if kind in mins_exact and s[6] < mins_exact[kind] * s[0]:
+                print("%s %s: %d of %d exact, under %.2f"
+                      % (os.path.basename(elf), kind, s[6], s[0],
+                         mins_exact[kind]))
                 bad += 1
     return 1 if bad else 0
 

@@ -200,6 +200,10 @@ struct unwind_retpath_ident {
  * @retpath_ident: what the mapping maps, for the task's copies of frames
  *		read before; all 0 if they may not be kept
  * @retpath_frames: frames this walk has read from their code
+ * @retpath_budget: instructions this walk may still decode to read them
+ * @marked_from: entries from this one on rest on a convention (a frame
+ *		read from its code that the code alone did not prove): the
+ *		walk counts them with the guessed ones (UINT_MAX: none)
  * @nofault:	the walk may not fault, sleep, take a lock or allocate (an
  *		interrupt of user mode, unwind_user_nofault()), and runs
  *		with page faults disabled
@@ -234,6 +238,8 @@ struct unwind_user_state {
 	unsigned long	retpath_end;
 	struct unwind_retpath_ident retpath_ident;
 	unsigned int	retpath_frames;
+	unsigned int	retpath_budget;
+	unsigned int	marked_from;
 	bool		nofault;
 	bool		blocked;
 	bool		no_files;

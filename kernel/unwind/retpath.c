@@ -71,6 +71,14 @@
 /* Frames one walk reads from their code, at most. */
 #define UNWIND_RETPATH_FRAMES	16
 
+/*
+ * Instructions one walk decodes to read them, at most, however many
+ * frames it reads: what user code can make a walk cost. Readings of the
+ * C library's frames decode 23 instructions (the median of its system
+ * calls' frames) to 101 (of its return addresses'); a few need hundreds.
+ */
+#define UNWIND_RETPATH_WALK_INSNS	1024
+
 /* The task's copies: 2^UNWIND_RETPATH_CACHE_BITS of them, by IP. */
 #define UNWIND_RETPATH_CACHE_BITS	6
 
@@ -85,6 +93,7 @@
  *		is a system call instruction
  * @cfa_fp:	the CFA is from the frame pointer, not the stack pointer
  * @fp_saved:	the caller's frame pointer was saved at @fp_off, not kept
+ * @inferred:	the frame rests on a convention (UNWIND_RETPATH_INFERRED)
  */
 struct unwind_retpath_copy {
 	unsigned long	ip;
@@ -95,6 +104,7 @@ struct unwind_retpath_copy {
 	bool		syscall;
 	bool		cfa_fp;
 	bool		fp_saved;
+	bool		inferred;
 };
 
 /**
@@ -118,11 +128,14 @@ struct unwind_retpath_mapping {
 
 /*
  * Used by its task only: no lock. @exec_id is the task's self_exec_id
- * when @copies were made: an exec empties them.
+ * when @copies were made: an exec empties them. @scratch is what a
+ * reading works in (ARCH_UNWIND_RETPATH_SCRATCH bytes): too large for
+ * the walk's stack, and allocated once rather than per frame.
  */
 struct unwind_retpath_cache {
 	struct unwind_retpath_mapping mapping;
 	u64		exec_id;
+	void		*scratch;
 	struct unwind_retpath_copy copies[1 << UNWIND_RETPATH_CACHE_BITS];
 };
 
@@ -132,11 +145,18 @@ struct unwind_retpath_cache {
  */
 void unwind_retpath_task_free(struct task_struct *task)
 {
-	kfree(task->unwind_info.retpath_cache);
+	struct unwind_retpath_cache *cache = task->unwind_info.retpath_cache;
+
+	if (cache)
+		kfree(cache->scratch);
+	kfree(cache);
 	task->unwind_info.retpath_cache = NULL;
 }
 
-/* The task's copies, allocated on first use; NULL if they cannot be. */
+/*
+ * The task's copies and scratch, allocated on first use (and charged to
+ * its memory cgroup); NULL if they cannot be.
+ */
 static struct unwind_retpath_cache *unwind_retpath_cache(void)
 {
 	struct unwind_retpath_cache *cache = current->unwind_info.retpath_cache;
@@ -144,6 +164,14 @@ static struct unwind_retpath_cache *unwind_retpath_cache(void)
 	if (!cache) {
 		cache = kzalloc(sizeof(*cache), GFP_KERNEL_ACCOUNT |
 						__GFP_NOWARN);
+		if (!cache)
+			return NULL;
+		cache->scratch = kmalloc(ARCH_UNWIND_RETPATH_SCRATCH,
+					 GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+		if (!cache->scratch) {
+			kfree(cache);
+			return NULL;
+		}
 		current->unwind_info.retpath_cache = cache;
 	}
 	return cache;
@@ -190,7 +218,7 @@ unwind_retpath_copy_of(struct unwind_user_state *state)
 static void unwind_retpath_keep(struct unwind_retpath_copy *copy,
 				struct unwind_user_state *state,
 				const struct unwind_user_frame *frame,
-				bool topmost)
+				bool topmost, bool inferred)
 {
 	copy->ip = state->ip;
 	copy->ident = state->retpath_ident;
@@ -200,11 +228,13 @@ static void unwind_retpath_keep(struct unwind_retpath_copy *copy,
 	copy->cfa_off = frame->cfa.off;
 	copy->fp_saved = frame->fp.rule == UNWIND_USER_RULE_CFA;
 	copy->fp_off = frame->fp.off;
+	copy->inferred = inferred;
 }
 
-/* The frame a reading found, from its copy. */
-static void unwind_retpath_copied(const struct unwind_retpath_copy *copy,
-				  struct unwind_user_frame *frame)
+/* The frame a reading found, from its copy; what the reading said. */
+static enum unwind_retpath_found
+unwind_retpath_copied(const struct unwind_retpath_copy *copy,
+		      struct unwind_user_frame *frame)
 {
 	frame->cfa = (struct unwind_user_loc){
 		copy->cfa_fp ? UNWIND_USER_RULE_FP : UNWIND_USER_RULE_SP,
@@ -215,29 +245,40 @@ static void unwind_retpath_copied(const struct unwind_retpath_copy *copy,
 						      copy->fp_off };
 	else
 		frame->fp = (struct unwind_user_loc){ UNWIND_USER_RULE_SAME };
+	return copy->inferred ? UNWIND_RETPATH_INFERRED : UNWIND_RETPATH_EXACT;
 }
 
 /*
- * Read the frame at state->ip, or take the task's copy of a reading of
- * the same code. Return: true if the frame was found.
+ * Read the frame at state->ip, out of the walk's budget, or take the
+ * task's copy of a reading of the same code.
  */
-static bool unwind_retpath_read(struct unwind_user_state *state,
-				struct unwind_user_frame *frame, bool topmost)
+static enum unwind_retpath_found
+unwind_retpath_read(struct unwind_user_state *state,
+		    struct unwind_user_frame *frame, bool topmost)
 {
 	struct unwind_retpath_copy *copy = unwind_retpath_copy_of(state);
-	bool read;
+	struct unwind_retpath_cache *cache = unwind_retpath_cache();
+	enum unwind_retpath_found found;
 
-	if (copy) {
-		unwind_retpath_copied(copy, frame);
-		return true;
-	}
-	read = arch_unwind_user_retpath(state, frame);
-	if (read) {
+	if (copy)
+		return unwind_retpath_copied(copy, frame);
+	if (!cache)
+		return UNWIND_RETPATH_NONE;
+	found = arch_unwind_user_retpath(state, frame, cache->scratch,
+					 &state->retpath_budget);
+	if (found != UNWIND_RETPATH_NONE) {
 		copy = unwind_retpath_slot(state);
 		if (copy)
-			unwind_retpath_keep(copy, state, frame, topmost);
+			unwind_retpath_keep(copy, state, frame, topmost,
+					    found == UNWIND_RETPATH_INFERRED);
 	}
-	return read;
+	return found;
+}
+
+/* The entries from the one the frame gives on rest on a convention. */
+static void unwind_retpath_mark(struct unwind_user_state *state)
+{
+	state->marked_from = min(state->marked_from, state->frames);
 }
 
 /* Note @vma, if executable, as the mapping whose frames the walk reads. */
@@ -385,6 +426,7 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 					   const struct unwind_user_frame **framep)
 {
 	struct unwind_user_frame *frame = &state->frame;
+	enum unwind_retpath_found found;
 	struct unwind_retpath_copy *copy;
 
 	if (state->ws != 8)
@@ -393,6 +435,7 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 		state->retpath_start = 0;
 		state->retpath_end = 0;
 		state->retpath_frames = 0;
+		state->retpath_budget = UNWIND_RETPATH_WALK_INSNS;
 		if (!state->syscall)
 			return UNWIND_USER_UNKNOWN;
 		/*
@@ -418,8 +461,10 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 		return UNWIND_USER_UNKNOWN;
 	}
 
-	if (state->retpath_frames < UNWIND_RETPATH_FRAMES &&
-	    unwind_retpath_read(state, frame, topmost)) {
+	found = UNWIND_RETPATH_NONE;
+	if (state->retpath_frames < UNWIND_RETPATH_FRAMES)
+		found = unwind_retpath_read(state, frame, topmost);
+	if (found != UNWIND_RETPATH_NONE) {
 		/*
 		 * Code that keeps frame pointers: the frame-pointer format
 		 * says the same. The interrupted frame's record is the
@@ -437,6 +482,8 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 			return unwind_retpath_by_fp(state, framep);
 		}
 		state->retpath_frames++;
+		if (found == UNWIND_RETPATH_INFERRED)
+			unwind_retpath_mark(state);
 		*framep = frame;
 		frame->outermost = false;
 		frame->records = false;
@@ -452,6 +499,11 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 		state->retpath_end = state->retpath_start;
 		return UNWIND_USER_UNKNOWN;
 	}
-	/* Code without frame pointers: trust its %rbp only if it checks. */
+	/*
+	 * Code without frame pointers: its %rbp is trusted if the return
+	 * address it gives checks, which is no proof: what follows is
+	 * marked.
+	 */
+	unwind_retpath_mark(state);
 	return unwind_retpath_by_fp(state, framep);
 }

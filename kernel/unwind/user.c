@@ -592,6 +592,7 @@ int unwind_user_walk(struct unwind_user_state *state,
 	state->last_record = 0;
 	state->above_sp = false;
 	state->sframe_rows_read = 0;
+	state->marked_from = UINT_MAX;
 
 	while (trace->nr < max && !state->blocked) {
 		state->frames = trace->nr;
@@ -647,6 +648,10 @@ int unwind_user_walk(struct unwind_user_state *state,
 	walked = trace->nr - trace->guessed;
 	unwind_user_check_text(state, trace, known);
 	trace->guessed = trace->nr > walked ? trace->nr - walked : 0;
+	/* Frames that rest on a convention are marked as guessed ones are. */
+	if (state->marked_from < trace->nr)
+		trace->guessed = max(trace->guessed,
+				     trace->nr - state->marked_from);
 	return trace->nr;
 }
 EXPORT_SYMBOL_IF_KUNIT(unwind_user_walk);

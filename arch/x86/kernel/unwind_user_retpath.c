@@ -43,8 +43,9 @@
  * copy_from_user(). The work is bounded by the instructions decoded, not
  * by what the code holds.
  */
+#include <linux/build_bug.h>
 #include <linux/minmax.h>
-#include <linux/slab.h>
+#include <linux/sched/signal.h>
 #include <linux/uaccess.h>
 #include <linux/unwind_user.h>
 #include <asm/insn.h>
@@ -52,6 +53,8 @@
 
 /* Instructions one frame's reading decodes, at most. */
 #define RETPATH_INSNS		1024
+/* Instructions decoded between chances to reschedule. */
+#define RETPATH_RESCHED		64
 /* Branch targets it keeps: those waiting, and those read. */
 #define RETPATH_TODO		32
 #define RETPATH_SEEN		48
@@ -59,6 +62,8 @@
 #define RETPATH_FRAME_MAX	0x7000
 /* Bytes of code read at once. */
 #define RETPATH_WINDOW		64
+/* Stores to the frame one way keeps track of. */
+#define RETPATH_STORES		8
 
 #define RETPATH_RSP		4
 #define RETPATH_RBP		5
@@ -77,34 +82,53 @@ enum retpath_fp {
 };
 
 /*
+ * Bytes [@lo, @hi) from the base that a way wrote: with %rbp, which then
+ * held what @fp and @fp_off say (as in struct retpath_where), or with
+ * anything else (@fp is RETPATH_FP_LOST).
+ */
+struct retpath_store {
+	s16		lo;
+	s16		hi;
+	s16		fp_off;
+	u8		fp;
+	bool		fp_inferred;
+};
+
+/*
  * The stack and %rbp at an instruction, relative to the frame's registers
- * at the IP the reading started from. The words at and above @floor (from
- * the SP base) still hold what they held at that IP; below it, the way
- * may have written them. The last "push %rbp" on the way, at @push_off,
- * saved %rbp as @push_fp and @push_fp_off say.
+ * at the IP the reading started from. The words at and above @floor from
+ * the base still hold what they held at that IP, but for the @stores the
+ * way made (the latest last); below @floor, the way or a callee may have
+ * written them. @rec_written: a store through %rbp, while it holds the
+ * frame's FP, may have written the words at and above it. @indexed: a
+ * store through %rsp with an index wrote words the reading cannot tell;
+ * where the caller's %rbp is then rests on a convention (@fp_inferred).
  */
 struct retpath_where {
 	unsigned long	ip;
 	s16		off;
 	s16		fp_off;
 	s16		floor;
-	s16		push_off;
-	s16		push_fp_off;
 	u8		base;
 	u8		fp;
-	u8		push_fp;
-	bool		pushed;
+	u8		nstores;
 	bool		grown;
+	bool		rec_written;
+	bool		indexed;
+	bool		fp_inferred;
+	struct retpath_store stores[RETPATH_STORES];
 };
 
 struct retpath {
 	unsigned long		lo, hi;		/* the mapping of the code */
 	unsigned long		start;		/* code in buf */
 	unsigned int		len;
-	unsigned int		insns;
+	unsigned int		insns;		/* decoded */
+	unsigned int		budget;		/* to decode, at most */
 	unsigned int		ntodo;
 	unsigned int		nseen;
 	bool			found;
+	bool			inferred;	/* rests on a convention */
 	u8			sp_low;		/* the frame's SP, mod 16 */
 	struct retpath_where	out;		/* at the return */
 	u8			todo[RETPATH_TODO]; /* into seen[] */
@@ -118,7 +142,8 @@ enum retpath_insn {
 	RETPATH_CALL,		/* go on after it, if the callee returns */
 	RETPATH_JUMP,		/* go on at the target */
 	RETPATH_BRANCH,		/* both: the target and after it */
-	RETPATH_RETURN,		/* the frame ends: ret, or a tail call */
+	RETPATH_RETURN,		/* the frame ends: ret, or a direct tail call */
+	RETPATH_TAIL_CALL,	/* a jump through memory at a RIP offset */
 	RETPATH_TRAP,		/* this way never returns (ud2, hlt, int3) */
 	RETPATH_INDIRECT,	/* a jump through a register or a table */
 	RETPATH_FAIL,		/* not followed: give up */
@@ -166,6 +191,29 @@ static int retpath_modrm_rm(const struct insn *insn)
 	if (X86_MODRM_MOD(insn->modrm.bytes[0]) != 3)
 		return -1;
 	return X86_MODRM_RM(insn->modrm.bytes[0]) + (X86_REX_B(rex) ? 8 : 0);
+}
+
+/*
+ * Does the two-byte opcode 0x0f @op2 write no general register, only
+ * vector, flag or fixed ones (and memory), whatever its ModRM names?
+ * Those that write a general register by ModRM are listed in
+ * retpath_writes(); the fixed ones (cpuid, rdtsc, syscall) are not %rsp
+ * or %rbp; the stack's own (push and pop of %fs and %gs) are followed in
+ * retpath_insn().
+ */
+static bool retpath_no_gpr(u8 op2)
+{
+	switch (op2) {
+	case 0x05: case 0x0b: case 0x0d: case 0x0e:	/* syscall, ud2, prefetch */
+	case 0x10 ... 0x1f:		/* SSE moves, unpack; hint nops */
+	case 0x28 ... 0x2b: case 0x2e: case 0x2f:	/* SSE moves, compares */
+	case 0x31: case 0xa2: case 0xa3:		/* rdtsc, cpuid, bt */
+	case 0x51 ... 0x7d:	/* SSE and MMX arithmetic, shuffles, emms */
+	case 0x7f: case 0xc2: case 0xc3: case 0xc4: case 0xc6:
+	case 0xd0 ... 0xd6: case 0xd8 ... 0xff:
+		return true;
+	}
+	return false;
 }
 
 /*
@@ -251,8 +299,17 @@ static bool retpath_writes(struct insn *insn, int r)
 			return rm == r;
 		if (op2 == 0xc0 || op2 == 0xc1 || op2 == 0x01)	/* xadd */
 			return reg == r || rm == r;
-		/* The rest write vector, flag or fixed registers. */
-		return false;
+		if (op2 == 0xb2 || op2 == 0xb4 || op2 == 0xb5)	/* lss, lfs, lgs */
+			return reg == r;
+		if (op2 == 0xae)	/* rdfsbase, rdgsbase (the rest: memory) */
+			return rm == r;
+		if (op2 == 0x1e)	/* rdssp; endbr64 and hint nops do not */
+			return X86_MODRM_REG(insn->modrm.bytes[0]) == 1 &&
+			       rm == r;
+		if (retpath_no_gpr(op2))
+			return false;
+		/* Not known: any register it names may be written. */
+		return insn->modrm.nbytes && (reg == r || rm == r);
 	}
 	/* Three-byte maps: any named register may be written. */
 	return insn->modrm.nbytes && (reg == r || rm == r);
@@ -272,6 +329,234 @@ static bool retpath_rsp_mem(struct insn *insn, s32 *disp)
 	return true;
 }
 
+/* Where a memory operand is. */
+enum retpath_mem {
+	RETPATH_MEM_OTHER,	/* through another register, or RIP */
+	RETPATH_MEM_RSP,	/* disp(%rsp) */
+	RETPATH_MEM_RBP,	/* disp(%rbp) */
+	RETPATH_MEM_STACK,	/* %rsp with an index, or not told apart */
+};
+
+/*
+ * The base of the instruction's memory operand, and its displacement in
+ * *@disp. Encodings whose register extensions are not in a REX prefix
+ * (VEX, EVEX, REX2) are told apart less: whatever may be %rsp is
+ * RETPATH_MEM_STACK, whatever may be %rbp is RETPATH_MEM_RBP.
+ */
+static enum retpath_mem retpath_mem_base(struct insn *insn, s32 *disp)
+{
+	u8 modrm = insn->modrm.bytes[0], sib = insn->sib.bytes[0];
+	u8 rex = insn->rex_prefix.nbytes ? insn->rex_prefix.bytes[0] : 0;
+	bool other = insn_is_avx(insn) || insn_is_evex(insn) ||
+		     insn_is_rex2(insn);
+	u8 mod = X86_MODRM_MOD(modrm), rm = X86_MODRM_RM(modrm);
+
+	*disp = insn->displacement.value;
+	if (rm == 4) {
+		if (X86_SIB_BASE(sib) == 4 && !X86_REX_B(rex))
+			return other || X86_SIB_INDEX(sib) != 4 ||
+			       X86_REX_X(rex) ? RETPATH_MEM_STACK :
+						RETPATH_MEM_RSP;
+		if (other)
+			return RETPATH_MEM_STACK;
+		if (X86_SIB_BASE(sib) == 5 && mod && !X86_REX_B(rex) &&
+		    X86_SIB_INDEX(sib) == 4 && !X86_REX_X(rex))
+			return RETPATH_MEM_RBP;
+		/* An index may reach the frame; %rbp as the base is ours. */
+		return X86_SIB_BASE(sib) == 5 && mod && !X86_REX_B(rex) ?
+		       RETPATH_MEM_STACK : RETPATH_MEM_OTHER;
+	}
+	if (rm == 5 && mod && !X86_REX_B(rex))
+		return RETPATH_MEM_RBP;
+	return RETPATH_MEM_OTHER;
+}
+
+/* The bytes an x87 instruction @op, /@sub, writes to memory. */
+static int retpath_x87_written(u8 op, u8 sub)
+{
+	static const u8 written[4][8] = {
+		{ 0, 0, 4, 4, 0, 0, 28, 2 },	/* d9: fst, fnstenv, fnstcw */
+		{ 0, 4, 4, 4, 0, 0, 0, 10 },	/* db: fist, fstp m80 */
+		{ 0, 8, 8, 8, 0, 0, 108, 2 },	/* dd: fst m64, fnsave */
+		{ 0, 2, 2, 2, 0, 0, 10, 8 },	/* df: fist m16, fbstp */
+	};
+
+	/* d8, da, dc and de only read memory. */
+	return op & 1 ? written[(op - 0xd9) / 2][sub] : 0;
+}
+
+/*
+ * The bytes the instruction may write at its memory operand: 0 if it
+ * only reads it (or takes its address), -1 if more than the bytes at
+ * and above it can be told (state saves). Reads are listed; what is not
+ * is taken as writing, as much as its kind of register holds.
+ */
+static int retpath_mem_written(struct insn *insn)
+{
+	u8 op = insn->opcode.bytes[0], op2 = insn->opcode.bytes[1];
+	u8 sub = X86_MODRM_REG(insn->modrm.bytes[0]);
+
+	if (insn_is_evex(insn))
+		return 64;
+	if (insn_is_avx(insn))
+		return 32;
+	if (insn->opcode.nbytes == 1) {
+		switch (op) {
+		case 0x02: case 0x03: case 0x0a: case 0x0b:	/* op reg, r/m */
+		case 0x12: case 0x13: case 0x1a: case 0x1b:
+		case 0x22: case 0x23: case 0x2a: case 0x2b:
+		case 0x32: case 0x33: case 0x38 ... 0x3b:	/* cmp */
+		case 0x63: case 0x69: case 0x6b: case 0x84:	/* movsxd, imul */
+		case 0x85: case 0x8a: case 0x8b: case 0x8d:	/* test, mov, lea */
+		case 0x8e:
+			return 0;
+		case 0x80 ... 0x83:				/* cmp imm */
+			return sub == 7 ? 0 : 8;
+		case 0xf6: case 0xf7:				/* test imm */
+			return sub <= 1 ? 0 : 8;
+		case 0xff:			/* calls, jumps, push: reads */
+			return sub >= 2 ? 0 : 8;
+		case 0xd8 ... 0xdf:
+			return retpath_x87_written(op, sub);
+		}
+		return 8;
+	}
+	if (insn->opcode.nbytes == 2 && op == 0x0f) {
+		switch (op2) {
+		case 0x02: case 0x03: case 0x0d: case 0x10:	/* loads */
+		case 0x12: case 0x14 ... 0x16: case 0x18 ... 0x1f:
+		case 0x28: case 0x2a: case 0x2c ... 0x2f:
+		case 0x40 ... 0x76: case 0x7c: case 0x7d: case 0xa3:
+		case 0xaf: case 0xb6 ... 0xb8: case 0xbc ... 0xbf:
+		case 0xc2: case 0xc4: case 0xc6: case 0xd0 ... 0xd5:
+		case 0xd8 ... 0xe6: case 0xe8 ... 0xfe:
+			return 0;
+		case 0xae: case 0xc7:		/* fxsave, xsave; cmpxchg16b */
+			return -1;
+		case 0x13: case 0x17: case 0x7e: case 0xc3: case 0xd6:
+			return 8;		/* movlps, movhps, movq, movnti */
+		}
+	}
+	return 16;
+}
+
+/*
+ * The way writes @size bytes (-1: any number) at @lo from the base:
+ * with %rbp as @fp and @fp_off say, or with anything else (@fp is
+ * RETPATH_FP_LOST), resting on a convention if @fp_inferred.
+ * RETPATH_FP_SAVED says where a value came from (what a slot held at the
+ * IP), which a later store there does not change.
+ * False if the reading cannot keep track: too far, or too many stores.
+ */
+static bool retpath_store(struct retpath_where *w, s64 lo, int size, u8 fp,
+			  s16 fp_off, bool fp_inferred)
+{
+	s64 hi = size < 0 ? RETPATH_FRAME_MAX + 8 : lo + size;
+	unsigned int i, n = 0;
+
+	if (lo < -RETPATH_FRAME_MAX || lo > RETPATH_FRAME_MAX)
+		return false;
+	hi = min_t(s64, hi, RETPATH_FRAME_MAX + 8);
+	for (i = 0; i < w->nstores; i++) {
+		struct retpath_store *st = &w->stores[i];
+
+		/* Written over whole: forgotten. */
+		if (st->lo >= lo && st->hi <= hi)
+			continue;
+		/*
+		 * Values next to values: one store of both, the latest
+		 * (over what was stored between them, which it may hide:
+		 * the reading knows less, never wrongly).
+		 */
+		if (fp == RETPATH_FP_LOST && st->fp == RETPATH_FP_LOST &&
+		    st->lo <= hi && st->hi >= lo) {
+			lo = min_t(s64, lo, st->lo);
+			hi = max_t(s64, hi, st->hi);
+			continue;
+		}
+		w->stores[n++] = *st;
+	}
+	w->nstores = n;
+	if (n == RETPATH_STORES)
+		return false;
+	w->stores[w->nstores++] = (struct retpath_store){
+		.lo = lo, .hi = hi, .fp = fp, .fp_off = fp_off,
+		.fp_inferred = fp_inferred };
+	return true;
+}
+
+/*
+ * A call: the callee may write anything below the stack pointer, and
+ * keeps %rbp. What the way stored there is lost.
+ */
+static void retpath_call(struct retpath_where *w)
+{
+	unsigned int i, n = 0;
+
+	w->floor = max(w->floor, w->off);
+	for (i = 0; i < w->nstores; i++) {
+		struct retpath_store *st = &w->stores[i];
+
+		if (st->hi <= w->off)
+			continue;
+		if (st->lo < w->off)
+			st->fp = RETPATH_FP_LOST;
+		w->stores[n++] = *st;
+	}
+	w->nstores = n;
+}
+
+/*
+ * Follow the instruction's store to memory, if it makes one. Stores to
+ * the frame, through %rsp, or through %rbp while it holds the frame's FP,
+ * are kept track of; one through %rsp with an index is taken to write
+ * an array of the frame (and what rests on that is marked). A store
+ * through any other register is taken not to write the slots where the
+ * frame saves registers, which code names through %rsp or its frame
+ * pointer, with a constant offset, only (as a frame record is taken to
+ * be the code's own). False if the reading cannot follow the store.
+ */
+static bool retpath_mem_store(struct insn *insn, struct retpath_where *w)
+{
+	u8 rex = insn->rex_prefix.nbytes ? insn->rex_prefix.bytes[0] : 0;
+	int size = retpath_mem_written(insn);
+	u8 fp = RETPATH_FP_LOST;
+	s32 disp;
+
+	if (!size)
+		return true;
+	/* mov %rbp, mem: the slot then holds what %rbp held. */
+	if (insn->opcode.nbytes == 1 && insn->opcode.bytes[0] == 0x89 &&
+	    !insn_is_avx(insn) && !insn_is_evex(insn) && !insn_is_rex2(insn) &&
+	    X86_REX_W(rex) && retpath_modrm_reg(insn) == RETPATH_RBP)
+		fp = w->fp;
+	switch (retpath_mem_base(insn, &disp)) {
+	case RETPATH_MEM_RSP:
+		return retpath_store(w, (s64)w->off + disp, size, fp,
+				     w->fp_off, w->fp_inferred);
+	case RETPATH_MEM_RBP:
+		if (w->fp != RETPATH_FP_SAME)
+			break;
+		if (w->base == RETPATH_BASE_FP)
+			return retpath_store(w, disp, size, fp, w->fp_off,
+					     w->fp_inferred);
+		/* Placed against the FP, not the SP: the record's words? */
+		if (size < 0 || (s64)disp + size > 0)
+			w->rec_written = true;
+		break;
+	case RETPATH_MEM_STACK:
+		/*
+		 * An array of the frame, as compiled code indexes: taken
+		 * not to hold a saved register, a convention.
+		 */
+		w->indexed = true;
+		break;
+	case RETPATH_MEM_OTHER:
+		break;
+	}
+	return true;
+}
+
 /*
  * %rsp moves by @delta bytes: a push or a subtraction grows the stack,
  * and the words below are the way's; a pop or an addition shrinks it.
@@ -282,16 +567,13 @@ static bool retpath_move(struct retpath_where *w, s64 delta)
 	if (delta < -RETPATH_FRAME_MAX || delta > RETPATH_FRAME_MAX)
 		return false;
 	if (delta < 0) {
-		if (w->base == RETPATH_BASE_SP)
-			w->floor = max(w->floor, w->off);
+		w->floor = max(w->floor, w->off);
 		w->grown = true;
 	}
 	delta += w->off;
 	if (delta < -RETPATH_FRAME_MAX || delta > RETPATH_FRAME_MAX)
 		return false;
 	w->off = delta;
-	if (w->pushed && w->off > w->push_off)
-		w->pushed = false;
 	return true;
 }
 
@@ -303,30 +585,46 @@ static bool retpath_move(struct retpath_where *w, s64 delta)
  */
 static bool retpath_to_fp(struct retpath_where *w, s64 off)
 {
-	if (w->fp != RETPATH_FP_SAME || w->grown ||
-	    w->base != RETPATH_BASE_SP || off < -RETPATH_FRAME_MAX ||
-	    off > RETPATH_FRAME_MAX)
+	if (w->fp != RETPATH_FP_SAME || w->grown || w->nstores ||
+	    w->rec_written || w->base != RETPATH_BASE_SP ||
+	    off < -RETPATH_FRAME_MAX || off > RETPATH_FRAME_MAX)
 		return false;
 	w->base = RETPATH_BASE_FP;
 	w->off = off;
+	w->floor = 0;
 	return true;
 }
 
-/* %rbp is loaded from the stack, at @slot from the base. */
+/*
+ * %rbp is loaded from the stack, at @slot from the base: from what the
+ * way stored there last, if it did, else from what the slot held at the
+ * IP, if the way and its callees cannot have written it.
+ */
 static void retpath_load_fp(struct retpath_where *w, s64 slot)
 {
-	if (slot < -RETPATH_FRAME_MAX || slot > RETPATH_FRAME_MAX) {
-		w->fp = RETPATH_FP_LOST;
-	} else if (w->pushed && slot == w->push_off) {
-		/* What the way's own "push %rbp" saved. */
-		w->fp = w->push_fp;
-		w->fp_off = w->push_fp_off;
-	} else if (w->base == RETPATH_BASE_SP ? slot >= w->floor :
-						slot >= 0) {
+	int i;
+
+	w->fp = RETPATH_FP_LOST;
+	/* An indexed store may have written the slot. */
+	w->fp_inferred = w->indexed;
+	if (slot < -RETPATH_FRAME_MAX || slot > RETPATH_FRAME_MAX)
+		return;
+	for (i = w->nstores - 1; i >= 0; i--) {
+		const struct retpath_store *st = &w->stores[i];
+
+		if (slot + 8 <= st->lo || slot >= st->hi)
+			continue;
+		/* All of the word, with %rbp; not a part, not a value. */
+		if (st->lo == slot && st->hi == slot + 8) {
+			w->fp = st->fp;
+			w->fp_off = st->fp_off;
+			w->fp_inferred |= st->fp_inferred;
+		}
+		return;
+	}
+	if (slot >= w->floor) {
 		w->fp = RETPATH_FP_SAVED;
 		w->fp_off = slot;
-	} else {
-		w->fp = RETPATH_FP_LOST;
 	}
 }
 
@@ -348,11 +646,23 @@ static enum retpath_insn retpath_insn(struct insn *insn,
 	if (insn->modrm.nbytes) {
 		reg = retpath_modrm_reg(insn);
 		rm = retpath_modrm_rm(insn);
+		if (rm < 0 && !retpath_mem_store(insn, w))
+			return RETPATH_FAIL;
 	}
 	if (insn_is_avx(insn) || insn_is_evex(insn) || insn_is_rex2(insn))
 		goto other;
 
 	if (insn->opcode.nbytes == 2 && op == 0x0f) {
+		/* push and pop of %fs and %gs: the stack's, if a word */
+		if (op2 == 0xa0 || op2 == 0xa8) {
+			if (insn->opnd_bytes != 8 || !retpath_move(w, -8) ||
+			    !retpath_store(w, w->off, 8, RETPATH_FP_LOST, 0, false))
+				return RETPATH_FAIL;
+			return RETPATH_NEXT;
+		}
+		if (op2 == 0xa1 || op2 == 0xa9)
+			return insn->opnd_bytes == 8 && retpath_move(w, 8) ?
+			       RETPATH_NEXT : RETPATH_FAIL;
 		if (op2 >= 0x80 && op2 <= 0x8f)			/* jcc rel32 */
 			return insn->opnd_bytes == 2 ? RETPATH_FAIL :
 						       RETPATH_BRANCH;
@@ -371,6 +681,7 @@ static enum retpath_insn retpath_insn(struct insn *insn,
 	case 0xc3: case 0xc2:					/* ret */
 		return RETPATH_RETURN;
 	case 0xe8:						/* call */
+		retpath_call(w);
 		return RETPATH_CALL;
 	case 0xe9: case 0xeb:					/* jmp */
 		return RETPATH_JUMP;
@@ -383,17 +694,15 @@ static enum retpath_insn retpath_insn(struct insn *insn,
 		return RETPATH_FAIL;
 	case 0x50 ... 0x57:					/* push reg */
 	case 0x68: case 0x6a: case 0x9c:		/* push imm, pushf */
-		if (insn->opnd_bytes != 8)
+		if (insn->opnd_bytes != 8 || !retpath_move(w, -8))
 			return RETPATH_FAIL;
-		if (!retpath_move(w, -8))
-			return RETPATH_FAIL;
-		if (op == 0x55 && !X86_REX_B(rex)) {		/* push %rbp */
-			w->pushed = true;
-			w->push_off = w->off;
-			w->push_fp = w->fp;
-			w->push_fp_off = w->fp_off;
-		}
-		return RETPATH_NEXT;
+		/* push %rbp: the slot holds what %rbp holds */
+		if (op == 0x55 && !X86_REX_B(rex))
+			return retpath_store(w, w->off, 8, w->fp, w->fp_off,
+					     w->fp_inferred) ?
+			       RETPATH_NEXT : RETPATH_FAIL;
+		return retpath_store(w, w->off, 8, RETPATH_FP_LOST, 0, false) ?
+		       RETPATH_NEXT : RETPATH_FAIL;
 	case 0x58 ... 0x5f:					/* pop reg */
 	case 0x9d:						/* popf */
 		if (insn->opnd_bytes != 8)
@@ -403,8 +712,8 @@ static enum retpath_insn retpath_insn(struct insn *insn,
 		if (op == 0x5d && !X86_REX_B(rex))		/* pop %rbp */
 			retpath_load_fp(w, w->off);
 		return retpath_move(w, 8) ? RETPATH_NEXT : RETPATH_FAIL;
-	case 0x8f:						/* pop r/m */
-		if (insn->opnd_bytes != 8 || rm == RETPATH_RSP)
+	case 0x8f:				/* pop r/m, a register only */
+		if (insn->opnd_bytes != 8 || rm < 0 || rm == RETPATH_RSP)
 			return RETPATH_FAIL;
 		if (rm == RETPATH_RBP)
 			retpath_load_fp(w, w->off);
@@ -417,19 +726,20 @@ static enum retpath_insn retpath_insn(struct insn *insn,
 	case 0xff:
 		switch (X86_MODRM_REG(modrm)) {
 		case 2: case 3:					/* call */
+			retpath_call(w);
 			return RETPATH_CALL;
 		case 4:						/* jmp */
 			/* Through memory at a RIP offset: a tail call. */
 			if (X86_MODRM_MOD(modrm) == 0 && X86_MODRM_RM(modrm) == 5)
-				return RETPATH_RETURN;
+				return RETPATH_TAIL_CALL;
 			return RETPATH_INDIRECT;
 		case 5:
 			return RETPATH_FAIL;
 		case 6:						/* push */
-			if (insn->opnd_bytes != 8)
+			if (insn->opnd_bytes != 8 || !retpath_move(w, -8) ||
+			    !retpath_store(w, w->off, 8, RETPATH_FP_LOST, 0, false))
 				return RETPATH_FAIL;
-			return retpath_move(w, -8) ? RETPATH_NEXT :
-						     RETPATH_FAIL;
+			return RETPATH_NEXT;
 		}
 		break;
 	case 0x81: case 0x83:				/* add/sub imm, %rsp */
@@ -510,6 +820,83 @@ static bool retpath_meet(const struct retpath_where *a,
 	return !a_saved || a->fp_off == b->fp_off;
 }
 
+/* Did two stores write the same bytes alike? */
+static bool retpath_same_store(const struct retpath_store *x,
+			       const struct retpath_store *y)
+{
+	return x->lo == y->lo && x->hi == y->hi && x->fp == y->fp &&
+	       x->fp_inferred == y->fp_inferred &&
+	       (x->fp != RETPATH_FP_SAVED || x->fp_off == y->fp_off);
+}
+
+/* Does @w know what @y stored, or know it holds a value? */
+static bool retpath_knows_store(const struct retpath_where *w,
+				const struct retpath_store *y)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->nstores; i++) {
+		const struct retpath_store *x = &w->stores[i];
+
+		if (retpath_same_store(x, y) ||
+		    (x->fp == RETPATH_FP_LOST && x->lo <= y->lo &&
+		     x->hi >= y->hi))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Two ways meet: make @a's stores what holds on both. A store the other
+ * way did not make alike becomes a store of a value. Return: 1 if @a
+ * changed, 0 if not, -1 if the stores do not fit.
+ */
+static int retpath_merge_stores(struct retpath_where *a,
+				const struct retpath_where *b)
+{
+	unsigned int i, j;
+	int changed = 0;
+
+	for (i = 0; i < a->nstores; i++) {
+		struct retpath_store *x = &a->stores[i];
+
+		if (x->fp == RETPATH_FP_LOST)
+			continue;
+		for (j = 0; j < b->nstores; j++)
+			if (retpath_same_store(x, &b->stores[j]))
+				break;
+		if (j == b->nstores) {
+			x->fp = RETPATH_FP_LOST;
+			changed = 1;
+		}
+	}
+	for (j = 0; j < b->nstores; j++) {
+		const struct retpath_store *y = &b->stores[j];
+
+		if (retpath_knows_store(a, y))
+			continue;
+		if (a->nstores == RETPATH_STORES)
+			return -1;
+		a->stores[a->nstores++] = (struct retpath_store){
+			.lo = y->lo, .hi = y->hi, .fp = RETPATH_FP_LOST };
+		changed = 1;
+	}
+	return changed;
+}
+
+/*
+ * Does @a assume no more about the frame's words than @b: as many may
+ * have been written?
+ */
+static bool retpath_covers(const struct retpath_where *a,
+			   const struct retpath_where *b)
+{
+	return a->floor >= b->floor && (a->grown || !b->grown) &&
+	       (a->rec_written || !b->rec_written) &&
+	       (a->indexed || !b->indexed) &&
+	       (a->fp_inferred || !b->fp_inferred);
+}
+
 /* How a reading, or one way of it, ends. */
 enum retpath_end {
 	RETPATH_DONE,		/* the way ended: a return, a trap, a meeting */
@@ -520,9 +907,10 @@ enum retpath_end {
 /*
  * Note the way at a branch target. Return: 1 if it is new, 0 if a way
  * reached the target before with the same stack, -1 if with another
- * stack, -2 if the reading keeps no more targets, 2 if with the same
- * stack but the caller's %rbp elsewhere: rp->seen[*@idx] is then to be
- * followed again with it lost.
+ * stack or more stores than kept, -2 if the reading keeps no more targets, 2 if
+ * with the same stack but the caller's %rbp elsewhere, or fewer of the
+ * frame's words known: rp->seen[*@idx] is then to be followed again,
+ * knowing what both ways know.
  *
  * A load of %rbp from the frame is taken for the caller's %rbp, restored
  * (retpath_load_fp()); it may be a local that a function using %rbp for
@@ -534,20 +922,32 @@ static int retpath_mark(struct retpath *rp, const struct retpath_where *w,
 			unsigned int *idx)
 {
 	unsigned int i;
+	int merged;
+	bool meet;
 
 	for (i = 0; i < rp->nseen; i++) {
 		struct retpath_where *seen = &rp->seen[i];
 
 		if (seen->ip != w->ip)
 			continue;
-		if (retpath_meet(seen, w))
-			return 0;
 		if (seen->off != w->off || seen->base != w->base)
 			return -1;
-		/* Lost is the least a way knows: followed once at most. */
-		if (seen->fp == RETPATH_FP_LOST)
+		merged = retpath_merge_stores(seen, w);
+		if (merged < 0)
+			return -1;
+		meet = retpath_meet(seen, w);
+		/* Lost is the least a way knows. */
+		if (!merged && (meet || seen->fp == RETPATH_FP_LOST) &&
+		    retpath_covers(seen, w))
 			return 0;
-		seen->fp = RETPATH_FP_LOST;
+		/* Each time, less is known: followed a few times at most. */
+		if (!meet)
+			seen->fp = RETPATH_FP_LOST;
+		seen->floor = max(seen->floor, w->floor);
+		seen->grown |= w->grown;
+		seen->rec_written |= w->rec_written;
+		seen->indexed |= w->indexed;
+		seen->fp_inferred |= w->fp_inferred;
 		*idx = i;
 		return 2;
 	}
@@ -611,23 +1011,37 @@ static enum retpath_end retpath_follow(struct retpath *rp,
 	int mark;
 
 	for (;;) {
-		if (++rp->insns > RETPATH_INSNS)
+		if (++rp->insns > rp->budget)
 			return RETPATH_FULL;
+		/* What user code makes long is preemptible and killable. */
+		if (!(rp->insns % RETPATH_RESCHED)) {
+			if (fatal_signal_pending(current))
+				return RETPATH_GIVE_UP;
+			cond_resched();
+		}
 		if (!retpath_decode(rp, w.ip, &insn))
 			return RETPATH_GIVE_UP;
 		/*
 		 * After a call, or at the IP itself (a return address, or
 		 * after a system call): at padding or another function's
 		 * start, the call did not return (the reading's first
-		 * instruction: nothing can be known).
+		 * instruction: nothing can be known). What compilers emit
+		 * says so: a convention, which marks the frame.
 		 */
-		if (after_call && retpath_no_return(&insn))
-			return rp->insns > 1 ? RETPATH_DONE : RETPATH_GIVE_UP;
+		if (after_call && retpath_no_return(&insn)) {
+			if (rp->insns == 1)
+				return RETPATH_GIVE_UP;
+			rp->inferred = true;
+			return RETPATH_DONE;
+		}
 		after_call = false;
 		switch (retpath_insn(&insn, &w, &target)) {
 		case RETPATH_CALL:
-			if (retpath_misaligned(rp, &w, 0))
+			/* The psABI's alignment, a convention, tells. */
+			if (retpath_misaligned(rp, &w, 0)) {
+				rp->inferred = true;
 				return RETPATH_DONE;
+			}
 			after_call = true;
 			fallthrough;
 		case RETPATH_NEXT:
@@ -656,19 +1070,30 @@ static enum retpath_end retpath_follow(struct retpath *rp,
 								rp->nseen - 1;
 			w.ip += insn.length;
 			break;
+		case RETPATH_TAIL_CALL:
+			/* Through a pointer the code keeps: a convention. */
+			rp->inferred = true;
+			fallthrough;
 		case RETPATH_RETURN:
-			if (retpath_misaligned(rp, &w, 8))
+			if (retpath_misaligned(rp, &w, 8)) {
+				rp->inferred = true;
 				return RETPATH_DONE;
+			}
 			if (w.fp == RETPATH_FP_LOST ||
 			    (rp->found && !retpath_same(&rp->out, &w)))
 				return RETPATH_GIVE_UP;
+			rp->inferred |= w.fp_inferred;
 			rp->out = w;
 			rp->found = true;
 			return RETPATH_DONE;
 		case RETPATH_TRAP:
 			return RETPATH_DONE;
 		case RETPATH_INDIRECT:
-			/* Its targets are the function's own: the others tell. */
+			/*
+			 * Its targets are taken to be the function's own,
+			 * which other ways tell: a convention.
+			 */
+			rp->inferred = true;
 			return RETPATH_DONE;
 		default:
 			return RETPATH_GIVE_UP;
@@ -679,11 +1104,16 @@ static enum retpath_end retpath_follow(struct retpath *rp,
 /*
  * Read the frame at @ip, whose stack pointer is @sp: every way to its
  * return, into rp->out. A large function may hold more ways than the
- * reading follows: then one return is enough, with no way disagreeing
- * (a way run into another function ends at its first call or return).
+ * reading follows: then one return is enough, with no way disagreeing,
+ * and the frame rests on the convention that the ways not followed
+ * agree (a way run into another function ends at its first call or
+ * return).
  */
-static bool retpath_read(struct retpath *rp, unsigned long ip,
-			 unsigned long sp, unsigned long lo, unsigned long hi)
+static enum unwind_retpath_found retpath_read(struct retpath *rp,
+					      unsigned long ip,
+					      unsigned long sp,
+					      unsigned long lo,
+					      unsigned long hi)
 {
 	struct retpath_where w = { .ip = ip };
 	enum retpath_end end;
@@ -696,11 +1126,16 @@ static bool retpath_read(struct retpath *rp, unsigned long ip,
 	rp->ntodo = 0;
 	rp->nseen = 0;
 	rp->found = false;
+	rp->inferred = false;
 	rp->sp_low = sp & 15;
 	end = retpath_follow(rp, w);
 	while (end == RETPATH_DONE && rp->ntodo)
 		end = retpath_follow(rp, rp->seen[rp->todo[--rp->ntodo]]);
-	return rp->found && rp->out.off >= 0 && end != RETPATH_GIVE_UP;
+	if (!rp->found || rp->out.off < 0 || end == RETPATH_GIVE_UP)
+		return UNWIND_RETPATH_NONE;
+	if (end == RETPATH_FULL || rp->inferred)
+		return UNWIND_RETPATH_INFERRED;
+	return UNWIND_RETPATH_EXACT;
 }
 
 /**
@@ -711,43 +1146,49 @@ static bool retpath_read(struct retpath *rp, unsigned long ip,
  *		code, which the reading does not leave
  * @frame:	receives the description: CFA, return address and caller's
  *		frame pointer
+ * @scratch:	ARCH_UNWIND_RETPATH_SCRATCH bytes for the reading, which
+ *		its caller keeps with the task: more than the walk's stack
+ *		should hold, and not worth an allocation per frame
+ * @budget:	instructions the walk may still decode; the reading takes
+ *		what it decodes from it, so that one walk decodes no more
+ *		than the budget it started with, however many frames
  *
- * The reading's scratch (about 1.5 KiB) is allocated for it: more than
- * the walk's stack should hold.
- *
- * Context: Task context, page faults allowed.
- * Return: true if the ways from the IP to the function's return agree
- * on the frame (all of them; or, in a function too large to read whole,
- * those the reading followed, one at least); false otherwise.
+ * Context: Task context, page faults allowed. The reading gives the CPU
+ * up as it goes, and gives up for a fatal signal.
+ * Return: UNWIND_RETPATH_EXACT if every way from the IP to the
+ * function's return was followed and they agree on the frame;
+ * UNWIND_RETPATH_INFERRED if they agree but a step rests on a convention
+ * (a way ended by the psABI's alignment, by what follows a call that does
+ * not return, at an indirect jump or tail call, by an indexed store, or
+ * ways not followed in a function too large to read whole);
+ * UNWIND_RETPATH_NONE if the reading gave up.
  */
-bool arch_unwind_user_retpath(struct unwind_user_state *state,
-			      struct unwind_user_frame *frame)
+enum unwind_retpath_found
+arch_unwind_user_retpath(struct unwind_user_state *state,
+			 struct unwind_user_frame *frame, void *scratch,
+			 unsigned int *budget)
 {
-	struct retpath *rp;
+	struct retpath *rp = scratch;
+	enum unwind_retpath_found found;
 	s32 cfa_off;
-	bool read;
 
-	rp = kmalloc(sizeof(*rp), GFP_KERNEL | __GFP_NOWARN);
-	if (!rp)
-		return false;
-	read = retpath_read(rp, state->ip, state->sp, state->retpath_start,
-			    state->retpath_end);
+	BUILD_BUG_ON(sizeof(*rp) > ARCH_UNWIND_RETPATH_SCRATCH);
+	rp->budget = min_t(unsigned int, *budget, RETPATH_INSNS);
+	found = retpath_read(rp, state->ip, state->sp, state->retpath_start,
+			     state->retpath_end);
+	*budget -= min(rp->insns, *budget);
+	if (found == UNWIND_RETPATH_NONE)
+		return found;
 	cfa_off = rp->out.off + 8;
-	if (read) {
-		frame->cfa = (struct unwind_user_loc){
-			rp->out.base == RETPATH_BASE_FP ? UNWIND_USER_RULE_FP :
-							  UNWIND_USER_RULE_SP,
-			false, cfa_off };
-		frame->ra = (struct unwind_user_loc){ UNWIND_USER_RULE_CFA,
-						      true, -8 };
-		if (rp->out.fp == RETPATH_FP_SAVED)
-			frame->fp = (struct unwind_user_loc){
-				UNWIND_USER_RULE_CFA, true,
-				rp->out.fp_off - cfa_off };
-		else
-			frame->fp = (struct unwind_user_loc){
-				UNWIND_USER_RULE_SAME };
-	}
-	kfree(rp);
-	return read;
+	frame->cfa = (struct unwind_user_loc){
+		rp->out.base == RETPATH_BASE_FP ? UNWIND_USER_RULE_FP :
+						  UNWIND_USER_RULE_SP,
+		false, cfa_off };
+	frame->ra = (struct unwind_user_loc){ UNWIND_USER_RULE_CFA, true, -8 };
+	if (rp->out.fp == RETPATH_FP_SAVED)
+		frame->fp = (struct unwind_user_loc){
+			UNWIND_USER_RULE_CFA, true, rp->out.fp_off - cfa_off };
+	else
+		frame->fp = (struct unwind_user_loc){ UNWIND_USER_RULE_SAME };
+	return found;
 }

@@ -18,7 +18,20 @@ bool arch_unwind_user_first_frame(struct unwind_user_state *state,
 bool arch_unwind_user_after_call(struct unwind_user_state *state,
 				 unsigned long ra, unsigned long *target);
 bool arch_unwind_user_after_syscall(struct unwind_user_state *state);
-bool arch_unwind_user_retpath(struct unwind_user_state *state,
-			      struct unwind_user_frame *frame);
+
+/* What arch_unwind_user_retpath() found. */
+enum unwind_retpath_found {
+	UNWIND_RETPATH_NONE,		/* nothing: the reading gave up */
+	UNWIND_RETPATH_EXACT,		/* the frame, by every way out */
+	UNWIND_RETPATH_INFERRED,	/* the frame, resting on a convention */
+};
+
+/* Bytes of scratch the reading needs, kept with the task. */
+#define ARCH_UNWIND_RETPATH_SCRATCH	4608
+
+enum unwind_retpath_found
+arch_unwind_user_retpath(struct unwind_user_state *state,
+			 struct unwind_user_frame *frame, void *scratch,
+			 unsigned int *budget);
 
 #endif /* _ASM_X86_UNWIND_USER_H */

@@ -164,6 +164,170 @@ asm(".text\n"
 	"twoway_read_end:\n");
 stack_reader twoway_read, twoway_read_end;
 
+/*
+ * A wrapper that saves the caller's %rbp with a mov into a slot of its
+ * frame after the system call, as GCC's separate shrink-wrapping places
+ * a save on the one way that needs it. Before the system call the slot
+ * holds a stale frame record's address (decoy_record, whose return
+ * address decoy_ra follows a call): a reading that takes the load at the
+ * end for a restore of what the slot held at the system call would give
+ * the stale record, and the walk would report decoy_ra. decoy_caller()
+ * calls it in a frame record of its own, left with "leave", so that the
+ * walk steps the caller by the frame pointer the wrapper gives.
+ */
+stack_reader decoy_read, decoy_caller;
+asm(".text\n"
+	".globl decoy_read\n"
+	".type decoy_read, @function\n"
+	"decoy_read:\n\t"
+	"sub $0x18, %rsp\n\t"
+	"lea decoy_record(%rip), %rax\n\t"
+	"mov %rax, 0x8(%rsp)\n\t"
+	PRCTL_READ_ARGS
+	"syscall\n\t"
+	"mov %rbp, 0x8(%rsp)\n\t"
+	"mov $0x1234, %ebp\n\t"
+	"mov 0x8(%rsp), %rbp\n\t"
+	"add $0x18, %rsp\n\t"
+	"ret\n"
+	".size decoy_read, .-decoy_read\n"
+	".globl decoy_caller\n"
+	".type decoy_caller, @function\n"
+	"decoy_caller:\n\t"
+	"push %rbp\n\t"
+	"mov %rsp, %rbp\n\t"
+	"call decoy_read\n\t"
+	"leave\n\t"
+	"ret\n"
+	".size decoy_caller, .-decoy_caller\n"
+	"decoy_stub:\n\t"
+	"call decoy_caller\n"
+	"decoy_ra:\n\t"
+	"ret\n"
+	".data\n"
+	".balign 16\n"
+	"decoy_record:\n\t"
+	".quad 0, decoy_ra\n"
+	".text\n");
+
+/*
+ * Wrappers whose ways out move the stack pointer by instructions that
+ * write it without naming it: push %fs and push %gs, then a pop.
+ * Ignoring them would read the return address a word too high.
+ */
+stack_reader fs_read, gs_read;
+asm(".text\n"
+	".globl fs_read\n"
+	".type fs_read, @function\n"
+	"fs_read:\n\t"
+	"sub $0x18, %rsp\n\t"
+	PRCTL_READ_ARGS
+	"syscall\n\t"
+	"push %fs\n\t"
+	"pop %rcx\n\t"
+	"add $0x18, %rsp\n\t"
+	"ret\n"
+	".size fs_read, .-fs_read\n"
+	".globl gs_read\n"
+	".type gs_read, @function\n"
+	"gs_read:\n\t"
+	"sub $0x18, %rsp\n\t"
+	PRCTL_READ_ARGS
+	"syscall\n\t"
+	"push %gs\n\t"
+	"add $0x8, %rsp\n\t"
+	"add $0x18, %rsp\n\t"
+	"ret\n"
+	".size gs_read, .-gs_read\n");
+
+/*
+ * Wrappers whose frame the reading finds by a convention, not by every
+ * way out: the walk must mark the entries from the wrapper's caller on
+ * (PR_USER_STACK_GUESSED). Each has a way out that returns at once, as
+ * the frames above do, and another that
+ *
+ * - indirect_read: leaves by an indirect jump, whose targets the
+ *   reading takes to be the function's own;
+ * - noreturn_read: calls abort() and runs into the next function, which
+ *   the reading takes for a call that does not return;
+ * - long_read: is longer than a reading decodes;
+ * - indexed_read: stores into the frame at an index before the caller's
+ *   %rbp is popped from it, which the reading takes not to hit the slot.
+ */
+stack_reader indirect_read, noreturn_read, long_read, indexed_read;
+#define MARKED_WRAPPER(name, way)					\
+	asm(".text\n"							\
+	    ".globl " #name "\n"					\
+	    ".type " #name ", @function\n"				\
+	    #name ":\n\t"						\
+	    "push %rbp\n\t"						\
+	    "sub $0x10, %rsp\n\t"					\
+	    "mov $0x1234, %ebp\n\t"					\
+	    PRCTL_READ_ARGS						\
+	    "syscall\n\t"						\
+	    "test %rax, %rax\n\t"					\
+	    "js 1f\n\t"							\
+	    "add $0x10, %rsp\n\t"					\
+	    "pop %rbp\n\t"						\
+	    "ret\n"							\
+	    "1:\n\t"							\
+	    way								\
+	    ".size " #name ", .-" #name "\n")
+MARKED_WRAPPER(indirect_read,
+	       "lea 2f(%rip), %rcx\n\t"
+	       "jmp *%rcx\n"
+	       "2:\n\t"
+	       "add $0x10, %rsp\n\t"
+	       "pop %rbp\n\t"
+	       "ret\n");
+MARKED_WRAPPER(noreturn_read,
+	       "call abort\n"
+	       "noreturn_next:\n\t"
+	       "push %rbx\n\t"
+	       "pop %rbx\n\t"
+	       "ret\n");
+MARKED_WRAPPER(long_read,
+	       ".rept 1100\n\t"
+	       "add $1, %rcx\n\t"
+	       ".endr\n\t"
+	       "add $0x10, %rsp\n\t"
+	       "pop %rbp\n\t"
+	       "ret\n");
+/* Here both ways store at an index; the caller's %rbp is popped after. */
+asm(".text\n"
+	".globl indexed_read\n"
+	".type indexed_read, @function\n"
+	"indexed_read:\n\t"
+	"push %rbp\n\t"
+	"sub $0x10, %rsp\n\t"
+	"mov $0x1234, %ebp\n\t"
+	PRCTL_READ_ARGS
+	"syscall\n\t"
+	"xor %ecx, %ecx\n\t"
+	"movb $0, (%rsp,%rcx,1)\n\t"
+	"add $0x10, %rsp\n\t"
+	"pop %rbp\n\t"
+	"ret\n"
+	".size indexed_read, .-indexed_read\n");
+
+/*
+ * fallback_caller() calls frame_read() in a frame record, then realigns
+ * the stack, which the reading of its frame cannot follow: the walk steps
+ * it by its frame pointer, a fallback, and marks what follows.
+ */
+stack_reader fallback_caller;
+asm(".text\n"
+	".globl fallback_caller\n"
+	".type fallback_caller, @function\n"
+	"fallback_caller:\n\t"
+	"push %rbp\n\t"
+	"mov %rsp, %rbp\n\t"
+	"call frame_read\n\t"
+	"and $-16, %rsp\n\t"
+	"leave\n\t"
+	"ret\n"
+	".size fallback_caller, .-fallback_caller\n");
+
 struct read_case {
 	stack_reader *read;
 	uint64_t buf[ENTRIES];
@@ -206,10 +370,59 @@ static void check_case(struct __test_metadata *_metadata,
 	EXPECT_EQ(c.buf[2 + depth], c.ra);
 }
 
+#define GUESSED	PR_USER_STACK_GUESSED
+
+/*
+ * As check_case(), and the entries from @marked_from on (and no other)
+ * carry the guessed mark: they rest on a convention.
+ */
+static void check_marked(struct __test_metadata *_metadata,
+			 stack_reader *read, int depth, int marked_from)
+{
+	struct read_case c = { .read = read };
+
+	read_from_here(&c);
+	ASSERT_GE(c.n, 4 + depth);
+	for (int i = 1; i <= 2 + depth; i++) {
+		EXPECT_EQ(i >= marked_from, !!(c.buf[i] & GUESSED))
+			TH_LOG("entry %d: %#llx", i,
+			       (unsigned long long)c.buf[i]);
+		c.buf[i] &= ~GUESSED;
+	}
+	EXPECT_NE(c.buf[1 + depth], c.ra);
+	EXPECT_LT(c.buf[1 + depth] - (uintptr_t)read_from_here, 256);
+	EXPECT_EQ(c.buf[2 + depth], c.ra);
+}
+
+/*
+ * As check_case(), for a wrapper of the C library: the frames from its
+ * caller on may carry the guessed mark. Its prctl() checks a stack
+ * protector's canary and calls __stack_chk_fail() where it differs, a
+ * call that does not return: the reading ends that way by what follows
+ * the call, a convention. The entries must be right, marked or not.
+ */
+static void check_libc_case(struct __test_metadata *_metadata,
+			    stack_reader *read, int depth)
+{
+	struct read_case c = { .read = read };
+	int marked = 0;
+
+	read_from_here(&c);
+	ASSERT_GE(c.n, 4 + depth);
+	for (int i = 1; i <= 2 + depth; i++) {
+		marked += !!(c.buf[i] & GUESSED);
+		c.buf[i] &= ~GUESSED;
+	}
+	TH_LOG("%d of the first %d entries marked", marked, 2 + depth);
+	EXPECT_NE(c.buf[1 + depth], c.ra);
+	EXPECT_LT(c.buf[1 + depth] - (uintptr_t)read_from_here, 256);
+	EXPECT_EQ(c.buf[2 + depth], c.ra);
+}
+
 /* glibc_read() calls the C library's prctl(): one frame more. */
 TEST(glibc_wrapper)
 {
-	check_case(_metadata, glibc_read, 1);
+	check_libc_case(_metadata, glibc_read, 1);
 }
 
 TEST(wrapper_with_frame)
@@ -229,6 +442,50 @@ TEST(wrapper_using_rbp)
 TEST(record_between_frames_without)
 {
 	check_case(_metadata, rbp_outer_read, 2);
+}
+
+/*
+ * The caller's %rbp saved into a slot after the system call, over a
+ * stale frame record: the walk reports decoy_caller() and
+ * read_from_here(), not the stale record's return address.
+ */
+TEST(rbp_saved_after_syscall)
+{
+	check_case(_metadata, decoy_caller, 1);
+}
+
+/* Frames found by a convention: marked from the wrapper's caller on. */
+TEST(marked_indirect_jump)
+{
+	check_marked(_metadata, indirect_read, 0, 1);
+}
+
+TEST(marked_call_not_returning)
+{
+	check_marked(_metadata, noreturn_read, 0, 1);
+}
+
+TEST(marked_too_long_to_read)
+{
+	check_marked(_metadata, long_read, 0, 1);
+}
+
+TEST(marked_indexed_store)
+{
+	check_marked(_metadata, indexed_read, 0, 1);
+}
+
+/* The fallback by frame pointer: exact up to it, marked from it on. */
+TEST(marked_frame_pointer_fallback)
+{
+	check_marked(_metadata, fallback_caller, 1, 2);
+}
+
+/* push %fs and push %gs move the stack pointer as any push does. */
+TEST(segment_pushes)
+{
+	check_case(_metadata, fs_read, 0);
+	check_case(_metadata, gs_read, 0);
 }
 
 /*
@@ -483,7 +740,7 @@ static void *thread_read(void *arg)
 {
 	struct __test_metadata *_metadata = arg;
 
-	check_case(_metadata, glibc_read, 1);
+	check_libc_case(_metadata, glibc_read, 1);
 	check_case(_metadata, frame_read, 0);
 	check_case(_metadata, rbp_read, 0);
 	return NULL;
