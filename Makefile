@@ -181,13 +181,17 @@ build/real/zstd: harness/build-zstd
 build/real/xz: harness/build-xz
 	@harness/build-xz build/real
 
+build/real/bzip2: harness/build-bzip2
+	@harness/build-bzip2 build/real
+
 # The frames-from-code reading built on the host from the kernel's source,
 # which run-tests checks against the C library's .eh_frame.
 retpath-check: tree
 	@$(MAKE) --no-print-directory -C harness/retpath-check
 
 test: kernel perf perf-asan unwindprof demo python kselftest retpath-check \
-	build/test-progs/perf_smoke build/test-progs/thread_churn build/real/zstd build/real/xz
+	build/test-progs/perf_smoke build/test-progs/thread_churn build/real/zstd build/real/xz \
+	build/real/bzip2
 	@harness/run-tests
 
 CMD ?= $(TOP)/build/demo/deepstack 3

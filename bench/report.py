@@ -621,20 +621,26 @@ def syscalls_section(raw):
          "`main` or the thread's function (`POOL_thread`, `worker_start`); "
          "\"where dwarf does\" counts the samples in places (innermost user "
          "IP) where dwarf reaches it; \"unseen caller\" counts samples with "
-         "a caller edge no dwarf sample of the run has "
+         "a caller edge no dwarf sample of the run has; \"with no mark\" "
+         "counts the rooted ones none of whose frames carries the guessed "
+         "mark (frames read from the C library's code by a convention, "
+         "or guessed) "
          "(`harness/tests/guest/real-syscalls.sh`, `syscall_roots.py`).\n",
          "| program | unwinding | system-call samples | reach the root | "
-         "where dwarf does | unseen caller |",
-         "| --- | --- | --- | --- | --- | --- |"]
+         "with no mark | where dwarf does | unseen caller |",
+         "| --- | --- | --- | --- | --- | --- | --- |"]
     for prog in ("zstd", "xz"):
         for ev, label in (("dwarf", "dwarf"), ("fp", "fp"),
                           ("defer", "fp,defer")):
             r = rows.get((prog, ev))
             if not r:
                 continue
-            o.append("| %s | %s | %d | %d (%.2f) | %d of %d (%.2f) | %d |"
+            exact = r.get("exact_rooted", r["rooted"])
+            o.append("| %s | %s | %d | %d (%.2f) | %d (%.2f) | "
+                     "%d of %d (%.2f) | %d |"
                      % (prog, label, r["samples"], r["rooted"],
                         r["rooted"] / max(r["samples"], 1),
+                        exact, exact / max(r["samples"], 1),
                         r["placed_rooted"], r["placed"],
                         r["placed_rooted"] / max(r["placed"], 1),
                         r["wrong"]))

@@ -16,6 +16,13 @@
  *   nmi-request-D   a write whose self-NMI makes a deferred request: the
  *                   request, then the walk and the pass at the return
  *   nmi-perf-D      a write whose self-NMI runs perf_callchain_user()
+ *   codeframe-short  prctl(PR_USER_STACK_READ) through 16 frames of the
+ *                   probe's own code, without frame pointers, whose ways
+ *                   out are one instruction: frames read from their code
+ *                   (after the first read, from the task's copies)
+ *   codeframe-hostile the same with ways out of 1100 instructions, more
+ *                   than a reading decodes: no reading succeeds, none is
+ *                   kept, and every walk reads again, as far as its budget
  *
  * The unwind_bench phases run only where the file exists (not on a kernel
  * built without CONFIG_UNWIND_USER), and not with "null". Static and not position independent,
@@ -34,6 +41,49 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define NULL_OPS 20000
 #define BENCH_OPS 500
+#define CODEFRAME_OPS 20
+#define PR_USER_STACK_READ 0x55535452
+
+/*
+ * codeframe_short(buf, size) and codeframe_hostile(buf, size): 16 frames,
+ * then prctl(PR_USER_STACK_READ, buf, size, 0, 0) as a C library's wrapper
+ * makes it. Each frame is "sub $8, %rsp; call; WAY; add $8, %rsp; ret",
+ * WAY being @way instructions that leave the stack alone.
+ */
+long codeframe_short(unsigned long *buf, unsigned long size);
+long codeframe_hostile(unsigned long *buf, unsigned long size);
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define CF_FRAME(name, next, way)					\
+	".globl " #name "\n" #name ":\n\t"				\
+	"sub $8, %rsp\n\t"						\
+	"call " #next "\n\t"						\
+	".rept " #way "\n\t"						\
+	"add $1, %rcx\n\t"						\
+	".endr\n\t"							\
+	"add $8, %rsp\n\t"						\
+	"ret\n"
+#define CF_CHAIN(p, way)						\
+	asm(".text\n"							\
+	    CF_FRAME(p, p##1, way) CF_FRAME(p##1, p##2, way)		\
+	    CF_FRAME(p##2, p##3, way) CF_FRAME(p##3, p##4, way)		\
+	    CF_FRAME(p##4, p##5, way) CF_FRAME(p##5, p##6, way)		\
+	    CF_FRAME(p##6, p##7, way) CF_FRAME(p##7, p##8, way)		\
+	    CF_FRAME(p##8, p##9, way) CF_FRAME(p##9, p##10, way)		\
+	    CF_FRAME(p##10, p##11, way) CF_FRAME(p##11, p##12, way)	\
+	    CF_FRAME(p##12, p##13, way) CF_FRAME(p##13, p##14, way)	\
+	    CF_FRAME(p##14, p##15, way) CF_FRAME(p##15, p##_sys, way)	\
+	    #p "_sys:\n\t"						\
+	    "mov %rsi, %rdx\n\t"					\
+	    "mov %rdi, %rsi\n\t"					\
+	    "mov $" STR(PR_USER_STACK_READ) ", %edi\n\t"		\
+	    "xor %r10d, %r10d\n\t"					\
+	    "xor %r8d, %r8d\n\t"					\
+	    "mov $" STR(SYS_prctl) ", %eax\n\t"			\
+	    "syscall\n\t"						\
+	    "ret\n")
+CF_CHAIN(codeframe_short, 1);
+CF_CHAIN(codeframe_hostile, 1100);
 
 __attribute__((noinline)) void probe_mark(void)
 {
@@ -83,6 +133,20 @@ static void phase(const char *name, void (*ops)(int), int n)
 	fflush(stdout);
 }
 
+static long (*codeframe_read)(unsigned long *buf, unsigned long size);
+
+static void codeframe_ops(int n)
+{
+	unsigned long buf[64];
+
+	for (int i = 0; i < n; i++) {
+		if (codeframe_read(buf, 64) < 1) {
+			fprintf(stderr, "codeframe: no stack\n");
+			exit(1);
+		}
+	}
+}
+
 struct bench_run {
 	int rounds;
 	int depth;
@@ -130,6 +194,17 @@ int main(int argc, char **argv)
 
 	if (argc > 2 && !strcmp(argv[2], "null"))
 		return 0;
+	/* Frames read from their code, where the kernel has the read. */
+	codeframe_read = codeframe_short;
+	if (codeframe_short((unsigned long [64]){ 0 }, 64) > 0) {
+		for (int i = 0; i < rounds; i++) {
+			codeframe_read = codeframe_short;
+			phase("codeframe-short", codeframe_ops, CODEFRAME_OPS);
+			codeframe_read = codeframe_hostile;
+			phase("codeframe-hostile", codeframe_ops,
+			      CODEFRAME_OPS);
+		}
+	}
 	bench_fd = open(BENCH_FILE, O_WRONLY);
 	if (bench_fd < 0)
 		return 0;

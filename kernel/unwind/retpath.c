@@ -38,6 +38,15 @@
  * Every return address read by a frame read from its code is checked the
  * same way.
  *
+ * A frame read is exact when its reading followed every way out; where a
+ * step rested on a convention (UNWIND_RETPATH_INFERRED: the psABI's
+ * alignment, how compilers lay out calls that do not return, a function
+ * too large to read whole), and where a caller that could not be read is
+ * stepped by its frame pointer, the entries from the frame's return
+ * address on are marked as guessed ones are (state->marked_from). One
+ * walk decodes at most UNWIND_RETPATH_WALK_INSNS instructions, whatever
+ * the number of frames, in scratch the task keeps.
+ *
  * A task keeps what its readings found (struct unwind_retpath_cache): a
  * profiled task makes its system calls from a few call sites, again and
  * again, and a reading costs microseconds. A copy holds for the IP in a

@@ -15,33 +15,47 @@
  * %rbp comes back from.
  *
  * The reading follows both ways of a conditional branch, direct jumps and
- * tail calls, and steps over calls, which return with the stack as it was.
- * It is exact or gives up: it gives up at any write to %rsp other than
- * push, pop, add, sub, lea and leave, at an indirect jump other than a
- * tail call through memory, at instructions it does not know, when two
- * paths disagree on the stack at the same instruction or at their
- * returns, and after RETPATH_INSNS instructions. The walk checks that
- * each return address it reads by such a frame follows a call.
+ * direct tail calls, and steps over calls, which return with the stack as
+ * it was and %rbp kept. It follows what each instruction does to %rsp,
+ * %rbp and the frame's words: pushes and pops (of %fs and %gs too), add,
+ * sub, lea, leave; loads of %rbp from the frame, and stores into the
+ * frame through %rsp (or %rbp while it is the frame pointer), with what
+ * they store, so that a caller's %rbp saved by a mov after the IP is
+ * found where it was saved. It gives up at any other write to %rsp, at
+ * instructions it cannot decode, when two ways disagree on the stack
+ * where they meet or at their returns, and at a return with the caller's
+ * %rbp unknown. The walk checks that each return address it reads by
+ * such a frame follows a call.
  *
- * A call to a function that does not return, as the last instruction of
- * a function, runs on into the next one, whose frame a way would then
- * describe. The x86-64 psABI tells such a way apart: a function is
- * entered with its stack pointer one word off a multiple of 16, so the
- * stack is 16-byte aligned at every call it makes and one word off at
- * its return, whatever it did in between. A way run into another
- * function is one word off at both: it ends there, and is not taken for
- * the frame's. The stack pointer is known, the frame's SP (the interrupted
- * one after a system call, 16-byte aligned at a return address), so the
- * check holds at every frame read. Hence a function too large to read
- * whole is described by one return, and an indirect jump (a switch's
- * table) ends its way, not the reading. A function called with a stack
- * against the psABI is not read, or read wrongly: only its own process
- * makes such calls, and the return addresses read after it are checked
- * as any other.
+ * A frame found so is exact. A frame whose reading rests on a convention
+ * is returned as UNWIND_RETPATH_INFERRED, and the walk marks what follows
+ * it:
+ *
+ * - a call followed by padding or another function's first instruction
+ *   is taken not to return (__stack_chk_fail(), abort()), and its way
+ *   ends there, as compilers lay such calls out;
+ * - the x86-64 psABI: a function is entered with its stack pointer one
+ *   word off a multiple of 16, so the stack is 16-byte aligned at every
+ *   call it makes and one word off at its return. The frame's SP is known
+ *   (the interrupted one after a system call, 16-byte aligned at a return
+ *   address), so a way one word off at a call or a return ran on from a
+ *   call that does not return into another function, and ends there;
+ * - a jump through a register (a switch's table) is taken to stay in the
+ *   function, and one through memory at a RIP offset to be a tail call;
+ * - a store through %rsp with an index is taken to write an array of the
+ *   frame, not a saved register;
+ * - a function whose ways take more than the reading may decode is read
+ *   by those it followed, one return at least, with none disagreeing.
+ *
+ * A store through any other register is taken not to write the frame's
+ * saved registers, which code names through %rsp or its frame pointer
+ * only: as with a frame record, only the process's own code can make it
+ * otherwise, and only its own walks wrong.
  *
  * Task context, page faults allowed: the code is read with
- * copy_from_user(). The work is bounded by the instructions decoded, not
- * by what the code holds.
+ * copy_from_user(). The work is bounded by the instructions decoded, out
+ * of a budget per walk, not by what the code holds; the reading gives the
+ * CPU up as it goes and stops for a fatal signal.
  */
 #include <linux/build_bug.h>
 #include <linux/minmax.h>

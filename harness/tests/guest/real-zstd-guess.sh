@@ -52,11 +52,36 @@ stitched=$(stat_of /tmp/guess.data DEFERRED_STITCHED)
 check '[ "$lost" -eq 0 ] && [ "$stitched" -gt 0 ]' \
 	"guess: $stitched samples stitched, $lost lost"
 
-# perf script marks guessed frames "ADDRESS ? SYMBOL", and only those.
+# perf script marks guessed frames "ADDRESS ? SYMBOL". Without guessing,
+# only frames after one read from the C library's or ld.so's code by a
+# convention are marked: the frame before a chain's first mark is theirs.
 marked=$(grep -cE '^[[:space:]]+[0-9a-f]+ \? ' /tmp/guess.script)
-unmarked=$(grep -cE '^[[:space:]]+[0-9a-f]+ \? ' /tmp/nofp.script)
-check '[ "$marked" -gt 0 ] && [ "$unmarked" -eq 0 ]' \
-	"perf script marks $marked guessed frames, none without guessing"
+read -r unmarked_chains other_marks < <(python3 - /tmp/nofp.script <<'PY'
+import sys
+chains = marks = other = 0
+prev = None
+first = True
+for line in open(sys.argv[1], errors="replace"):
+    if not line.strip():
+        prev, first = None, True
+        continue
+    if not line[0].isspace():
+        continue
+    f = line.split(None, 1)
+    if len(f) < 2:
+        continue
+    if f[1].startswith("? "):
+        if first:
+            chains += 1
+            if not prev or not ("libc.so" in prev or "ld-linux" in prev):
+                other += 1
+        first = False
+    prev = f[1]
+print(chains, other)
+PY
+)
+check '[ "$marked" -gt 0 ] && [ "$other_marks" -eq 0 ]' \
+	"perf script marks $marked guessed frames; without guessing, $unmarked_chains chains marked, $other_marks not after a frame read from the C library's code"
 
 read -r _ s0 _ r0 _ p0 < <(python3 "$here/guess_quality.py" /tmp/fp.script /tmp/nofp.script)
 read -r _ s1 _ r1 _ p1 < <(python3 "$here/guess_quality.py" /tmp/fp.script /tmp/guess.script)

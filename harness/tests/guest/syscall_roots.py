@@ -14,9 +14,14 @@ holds one of the ROOT functions (main, a thread's start function).
 
 Prints one line per event ("dwarf", "fp", "defer"):
 
-    EVENT samples N rooted R placed P placed_rooted Q wrong W
+    EVENT samples N rooted R placed P placed_rooted Q wrong W exact_rooted E
+          wrong_exact X
 
-N system-call samples, R of them rooted; P of them in places (the
+N system-call samples, R of them rooted, E of those with no frame marked
+(perf script prints a marked frame, guessed or resting on a convention,
+as "ADDRESS ? SYMBOL"); X of the W samples with an unseen caller edge
+have it to a frame that carries no mark: a frame reported exact that
+dwarf never saw; P of them in places (the
 innermost user IP) where dwarf roots at least half its samples, Q of
 those rooted. W samples have a caller edge (callee IP, caller return
 address, compared by address) that no dwarf sample of the run has: a
@@ -59,6 +64,9 @@ def samples(path, comm):
             if len(fields) < 2:
                 continue
             addr = int(fields[0], 16)
+            marked = fields[1].startswith("? ")
+            if marked:
+                fields[1] = fields[1][2:]
             sym, _, dso = fields[1].rpartition(" (")
             dso = dso.rstrip(")")
             sym, _, off = sym.rpartition("+0x") if "+0x" in sym else (sym, "", "")
@@ -66,7 +74,7 @@ def samples(path, comm):
             # Inlined functions repeat the address: one frame.
             if frames and frames[-1][2] == addr:
                 continue
-            frames.append((sym, dso, addr, off))
+            frames.append((sym, dso, addr, off, marked))
     if cur:
         yield cur
 
@@ -78,7 +86,8 @@ def main():
     for event, frames in samples(path, comm):
         user = [f for f in frames if f[1] != KERNEL]
         if event == "dwarf":
-            user = user[:1] + [(s, d, a + 1, o) for s, d, a, o in user[1:]]
+            user = user[:1] + [(s, d, a + 1, o, m)
+                               for s, d, a, o, m in user[1:]]
             edges.update((a[2], b[2]) for a, b in zip(user, user[1:]))
         if not frames or frames[0][1] != KERNEL or not user:
             continue
@@ -95,11 +104,13 @@ def main():
     unseen = collections.Counter()
     unseen_chain = {}
     for event in ("dwarf", "fp", "defer"):
-        n = rooted = placed = placed_rooted = wrong = 0
+        n = rooted = placed = placed_rooted = wrong = exact_rooted = 0
+        wrong_exact = 0
         for user in chains[event]:
             is_rooted = any(f[0] in roots for f in user)
             n += 1
             rooted += is_rooted
+            exact_rooted += is_rooted and not any(f[4] for f in user)
             place = user[0][2]
             if place_n[place] and 2 * place_rooted[place] >= place_n[place]:
                 placed += 1
@@ -111,15 +122,19 @@ def main():
                    if (a[2], b[2]) not in edges]
             if bad:
                 wrong += 1
+                wrong_exact += any(not b[4] for _, b in bad)
                 if event == "defer":
                     a, b = bad[0]
                     key = (a[0], b[0], b[1].rsplit("/", 1)[-1],
                            user.index(b))
                     unseen[key] += 1
                     unseen_chain.setdefault(key, " ".join(
-                        "%s+0x%s" % (f[0], f[3] or "?") for f in user))
-        print("%s samples %d rooted %d placed %d placed_rooted %d wrong %d"
-              % (event, n, rooted, placed, placed_rooted, wrong))
+                        "%s%s+0x%s" % ("? " if f[4] else "", f[0],
+                                       f[3] or "?") for f in user))
+        print("%s samples %d rooted %d placed %d placed_rooted %d wrong %d "
+              "exact_rooted %d wrong_exact %d"
+              % (event, n, rooted, placed, placed_rooted, wrong,
+                 exact_rooted, wrong_exact))
     # Where fp,defer stops short of dwarf's root: innermost function,
     # frames found, the last one (on stderr, for the test's log).
     for (sym, nr, last, dso), count in misses.most_common(5):

@@ -185,6 +185,7 @@ static void drain(void *base, struct check *ck)
 	while (tail < head) {
 		struct perf_event_header hdr;
 		uint64_t nr, *id, i;
+		int marks;
 
 		for (i = 0; i < sizeof(hdr); i++)
 			((char *)&hdr)[i] = data[(tail + i) % meta->data_size];
@@ -205,8 +206,18 @@ static void drain(void *base, struct check *ck)
 			continue;
 		}
 		ck->bad_misc += hdr.misc != PERF_RECORD_MISC_USER;
-		for (i = 0; i < nr; i++)
+		/*
+		 * A second PERF_CONTEXT_USER, once at most, marks the
+		 * guessed frames after it; any other word above user space
+		 * would be a kernel address.
+		 */
+		marks = 0;
+		for (i = 0; i < nr; i++) {
+			if (rec[3 + i] == (uint64_t)PERF_CONTEXT_USER &&
+			    !marks++)
+				continue;
 			ck->kernel_addrs += rec[3 + i] >= KERNEL_START;
+		}
 		id = &rec[3 + nr];
 		ck->bad_task += (uint32_t)id[0] != (uint32_t)getpid() ||
 				(uint32_t)(id[0] >> 32) != (uint32_t)gettid();
