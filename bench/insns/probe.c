@@ -17,12 +17,14 @@
  *                   request, then the walk and the pass at the return
  *   nmi-perf-D      a write whose self-NMI runs perf_callchain_user()
  *   codeframe-short  prctl(PR_USER_STACK_READ) through 16 frames of the
- *                   probe's own code, without frame pointers, whose ways
- *                   out are one instruction: frames read from their code
- *                   (after the first read, from the task's copies)
+ *                   probe's own code, each a frame record whose way out
+ *                   is one instruction: frames read from their code,
+ *                   found to be records (after the first read, from the
+ *                   task's copies)
  *   codeframe-hostile the same with ways out of 1100 instructions, more
  *                   than a reading decodes: no reading succeeds, none is
- *                   kept, and every walk reads again, as far as its budget
+ *                   kept, each frame is stepped by its record and the
+ *                   next one read again, as far as the walk's budget
  *
  * The unwind_bench phases run only where the file exists (not on a kernel
  * built without CONFIG_UNWIND_USER), and not with "null". Static and not position independent,
@@ -47,8 +49,10 @@
 /*
  * codeframe_short(buf, size) and codeframe_hostile(buf, size): 16 frames,
  * then prctl(PR_USER_STACK_READ, buf, size, 0, 0) as a C library's wrapper
- * makes it. Each frame is "sub $8, %rsp; call; WAY; add $8, %rsp; ret",
- * WAY being @way instructions that leave the stack alone.
+ * makes it. Each frame is a frame record, "push %rbp; mov %rsp, %rbp;
+ * call; WAY; pop %rbp; ret", WAY being @way instructions that leave the
+ * stack alone: where a reading fails, the walk steps the frame by its
+ * record and reads the next one.
  */
 long codeframe_short(unsigned long *buf, unsigned long size);
 long codeframe_hostile(unsigned long *buf, unsigned long size);
@@ -56,12 +60,13 @@ long codeframe_hostile(unsigned long *buf, unsigned long size);
 #define STR(x) STR_(x)
 #define CF_FRAME(name, next, way)					\
 	".globl " #name "\n" #name ":\n\t"				\
-	"sub $8, %rsp\n\t"						\
+	"push %rbp\n\t"						\
+	"mov %rsp, %rbp\n\t"						\
 	"call " #next "\n\t"						\
 	".rept " #way "\n\t"						\
 	"add $1, %rcx\n\t"						\
 	".endr\n\t"							\
-	"add $8, %rsp\n\t"						\
+	"pop %rbp\n\t"						\
 	"ret\n"
 #define CF_CHAIN(p, way)						\
 	asm(".text\n"							\

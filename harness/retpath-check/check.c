@@ -10,7 +10,8 @@
  *   check ELF < "ADDR SP" lines (hexadecimal)
  *   -> "ADDR -" (given up), or "ADDR sp|fp CFA_OFF same|c-N exact|inferred"
  *
- * Each reading gets a walk's whole budget of instructions.
+ * Each reading gets a walk's whole budget of instructions, 320 as
+ * UNWIND_RETPATH_WALK_INSNS in kernel/unwind/retpath.c.
  */
 #include <elf.h>
 #include <fcntl.h>
@@ -102,7 +103,7 @@ int main(int argc, char **argv)
 		state.sp = sp;
 		state.ws = 8;
 		code_mapping(addr, &state.retpath_start, &state.retpath_end);
-		budget = 1024;
+		budget = 320;
 		found = arch_unwind_user_retpath(&state, &frame, scratch,
 						 &budget);
 		if (found == UNWIND_RETPATH_NONE) {

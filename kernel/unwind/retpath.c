@@ -82,11 +82,14 @@
 
 /*
  * Instructions one walk decodes to read them, at most, however many
- * frames it reads: what user code can make a walk cost. Readings of the
- * C library's frames decode 23 instructions (the median of its system
- * calls' frames) to 101 (of its return addresses'); a few need hundreds.
+ * frames it reads: what user code can make a walk cost (a decoded
+ * instruction costs some 550 of the kernel's). Readings of the C
+ * library's frames decode 23 instructions (the median of its system
+ * calls' frames) to 101 (of its return addresses'); one that needs more
+ * than is left takes the ways it followed, and is marked. Copies of the
+ * readings make most walks decode nothing.
  */
-#define UNWIND_RETPATH_WALK_INSNS	1024
+#define UNWIND_RETPATH_WALK_INSNS	320
 
 /* The task's copies: 2^UNWIND_RETPATH_CACHE_BITS of them, by IP. */
 #define UNWIND_RETPATH_CACHE_BITS	6

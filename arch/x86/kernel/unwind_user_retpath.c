@@ -211,7 +211,7 @@ static int retpath_modrm_rm(const struct insn *insn)
  * Does the two-byte opcode 0x0f @op2 write no general register, only
  * vector, flag or fixed ones (and memory), whatever its ModRM names?
  * Those that write a general register by ModRM are listed in
- * retpath_writes(); the fixed ones (cpuid, rdtsc, syscall) are not %rsp
+ * retpath_written(); the fixed ones (cpuid, rdtsc, syscall) are not %rsp
  * or %rbp; the stack's own (push and pop of %fs and %gs) are followed in
  * retpath_insn().
  */
@@ -230,12 +230,21 @@ static bool retpath_no_gpr(u8 op2)
 	return false;
 }
 
+/* Which of %rsp and %rbp register number @r is, as retpath_written() says. */
+#define RETPATH_W_RSP		1
+#define RETPATH_W_RBP		2
+static unsigned int retpath_bit(int r)
+{
+	return r == RETPATH_RSP ? RETPATH_W_RSP :
+	       r == RETPATH_RBP ? RETPATH_W_RBP : 0;
+}
+
 /*
- * May the instruction write general register @r (%rsp or %rbp)? The
+ * Which of %rsp and %rbp may the instruction write (RETPATH_W_*)? The
  * stack's own instructions are handled before this is asked. Unknown
  * forms that name the register are taken as writing it.
  */
-static bool retpath_writes(struct insn *insn, int r)
+static unsigned int retpath_written(struct insn *insn)
 {
 	u8 op = insn->opcode.bytes[0], op2 = insn->opcode.bytes[1];
 	u8 rex = insn->rex_prefix.nbytes ? insn->rex_prefix.bytes[0] : 0;
@@ -252,81 +261,81 @@ static bool retpath_writes(struct insn *insn, int r)
 		mreg = insn->vex_prefix.bytes[insn_is_evex(insn) ? 2 :
 					      insn->vex_prefix.nbytes - 1];
 		mreg = ~X86_VEX_V(mreg) & 7;
-		return (insn->modrm.nbytes &&
-			((reg & 7) == r || (rm >= 0 && (rm & 7) == r))) ||
-		       mreg == r;
+		return (insn->modrm.nbytes ?
+			retpath_bit(reg & 7) | retpath_bit(rm & 7) : 0) |
+		       retpath_bit(mreg);
 	}
 	if (insn_is_rex2(insn))
-		return true;
+		return RETPATH_W_RSP | RETPATH_W_RBP;
 
 	if (insn->opcode.nbytes == 1) {
 		/* xchg with %rax, mov immediate to a register */
 		if ((op & 0xf8) == 0x90 || (op & 0xf0) == 0xb0)
-			return embedded == r && op != 0x90;
+			return op != 0x90 ? retpath_bit(embedded) : 0;
 		if (!insn->modrm.nbytes)
-			return false;
+			return 0;
 		switch (op) {
 		case 0x38: case 0x39: case 0x3a: case 0x3b:	/* cmp */
 		case 0x84: case 0x85:				/* test */
-			return false;
+			return 0;
 		case 0x80: case 0x81: case 0x83:		/* ALU imm */
-			return X86_MODRM_REG(insn->modrm.bytes[0]) != 7 &&
-			       rm == r;
+			return X86_MODRM_REG(insn->modrm.bytes[0]) != 7 ?
+			       retpath_bit(rm) : 0;
 		case 0xf6: case 0xf7:		/* test, not, neg, mul, div */
 			mreg = X86_MODRM_REG(insn->modrm.bytes[0]);
-			return (mreg == 2 || mreg == 3) && rm == r;
+			return mreg == 2 || mreg == 3 ? retpath_bit(rm) : 0;
 		case 0xfe: case 0xff:	/* inc, dec; calls, jumps, push */
-			return X86_MODRM_REG(insn->modrm.bytes[0]) <= 1 &&
-			       rm == r;
+			return X86_MODRM_REG(insn->modrm.bytes[0]) <= 1 ?
+			       retpath_bit(rm) : 0;
 		case 0x00: case 0x01: case 0x08: case 0x09:	/* op r/m, reg */
 		case 0x10: case 0x11: case 0x18: case 0x19:
 		case 0x20: case 0x21: case 0x28: case 0x29:
 		case 0x30: case 0x31: case 0x88: case 0x89:
 		case 0xc0: case 0xc1: case 0xd0: case 0xd1:	/* shifts */
 		case 0xd2: case 0xd3: case 0xc6: case 0xc7:	/* mov imm */
-			return rm == r;
+			return retpath_bit(rm);
 		case 0x02: case 0x03: case 0x0a: case 0x0b:	/* op reg, r/m */
 		case 0x12: case 0x13: case 0x1a: case 0x1b:
 		case 0x22: case 0x23: case 0x2a: case 0x2b:
 		case 0x32: case 0x33: case 0x63: case 0x69:
 		case 0x6b: case 0x8a: case 0x8b: case 0x8d:
-			return reg == r;
+			return retpath_bit(reg);
 		}
-		return reg == r || rm == r;
+		return retpath_bit(reg) | retpath_bit(rm);
 	}
 	if (insn->opcode.nbytes == 2 && op == 0x0f) {
 		if (op2 >= 0xc8 && op2 <= 0xcf)			/* bswap */
-			return embedded == r;
+			return retpath_bit(embedded);
 		if ((op2 >= 0x40 && op2 <= 0x4f) ||		/* cmov */
 		    op2 == 0xaf || op2 == 0xb6 || op2 == 0xb7 ||
 		    op2 == 0xbe || op2 == 0xbf || op2 == 0xbc ||
 		    op2 == 0xbd || op2 == 0xb8 || op2 == 0x02 ||
 		    op2 == 0x03 || op2 == 0x50 || op2 == 0xd7 ||
 		    op2 == 0x2c || op2 == 0x2d || op2 == 0xc5)
-			return reg == r;
+			return retpath_bit(reg);
 		if ((op2 >= 0x90 && op2 <= 0x9f) ||		/* setcc */
 		    op2 == 0xa4 || op2 == 0xa5 || op2 == 0xac ||
 		    op2 == 0xad || op2 == 0xab || op2 == 0xb3 ||
 		    op2 == 0xbb || op2 == 0xba || op2 == 0xb0 ||
 		    op2 == 0xb1 || op2 == 0x7e || op2 == 0xc7 ||
 		    op2 == 0x00 || op2 == 0x78)
-			return rm == r;
+			return retpath_bit(rm);
 		if (op2 == 0xc0 || op2 == 0xc1 || op2 == 0x01)	/* xadd */
-			return reg == r || rm == r;
+			return retpath_bit(reg) | retpath_bit(rm);
 		if (op2 == 0xb2 || op2 == 0xb4 || op2 == 0xb5)	/* lss, lfs, lgs */
-			return reg == r;
+			return retpath_bit(reg);
 		if (op2 == 0xae)	/* rdfsbase, rdgsbase (the rest: memory) */
-			return rm == r;
+			return retpath_bit(rm);
 		if (op2 == 0x1e)	/* rdssp; endbr64 and hint nops do not */
-			return X86_MODRM_REG(insn->modrm.bytes[0]) == 1 &&
-			       rm == r;
+			return X86_MODRM_REG(insn->modrm.bytes[0]) == 1 ?
+			       retpath_bit(rm) : 0;
 		if (retpath_no_gpr(op2))
-			return false;
+			return 0;
 		/* Not known: any register it names may be written. */
-		return insn->modrm.nbytes && (reg == r || rm == r);
+		return retpath_bit(reg) | retpath_bit(rm);
 	}
 	/* Three-byte maps: any named register may be written. */
-	return insn->modrm.nbytes && (reg == r || rm == r);
+	return retpath_bit(reg) | retpath_bit(rm);
 }
 
 /* Is the r/m operand disp(%rsp), with no index? Sets *@disp. */
@@ -654,6 +663,7 @@ static enum retpath_insn retpath_insn(struct insn *insn,
 	u8 rex = insn->rex_prefix.nbytes ? insn->rex_prefix.bytes[0] : 0;
 	u8 modrm = insn->modrm.bytes[0];
 	int reg = -1, rm = -1;
+	unsigned int written;
 	s32 disp;
 
 	*target = w->ip + insn->length + insn->immediate.value;
@@ -801,9 +811,10 @@ static enum retpath_insn retpath_insn(struct insn *insn,
 		break;
 	}
 other:
-	if (retpath_writes(insn, RETPATH_RSP))
+	written = retpath_written(insn);
+	if (written & RETPATH_W_RSP)
 		return RETPATH_FAIL;
-	if (retpath_writes(insn, RETPATH_RBP))
+	if (written & RETPATH_W_RBP)
 		w->fp = RETPATH_FP_LOST;
 	return RETPATH_NEXT;
 }
