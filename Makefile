@@ -51,7 +51,7 @@ $(error CONFIG must be guest, debug, kcsan or nounwind, not '$(CONFIG)')
 endif
 
 .PHONY: help tree refresh kernel perf perf-asan unwindprof demo python kselftest test run lint series clean bench \
-	torture matrix bisect bench-bytes bench-insns retpath-check
+	torture matrix bisect bench-bytes bench-insns code-frames-check
 
 help:
 	@sed -n '3,23s/^# \{0,1\}//p' Makefile
@@ -186,10 +186,10 @@ build/real/bzip2: harness/build-bzip2
 
 # The frames-from-code reading built on the host from the kernel's source,
 # which run-tests checks against the C library's .eh_frame.
-retpath-check: tree
-	@$(MAKE) --no-print-directory -C harness/retpath-check
+code-frames-check: tree
+	@$(MAKE) --no-print-directory -C harness/code-frames-check
 
-test: kernel perf perf-asan unwindprof demo python kselftest retpath-check \
+test: kernel perf perf-asan unwindprof demo python kselftest code-frames-check \
 	build/test-progs/perf_smoke build/test-progs/thread_churn build/real/zstd build/real/xz \
 	build/real/bzip2
 	@harness/run-tests

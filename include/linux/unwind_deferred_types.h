@@ -46,8 +46,8 @@
  * @report_sig: the signal it was sent with
  * @report_quiet: cookie of the last entry that reported: it asks for no
  *		report itself
- * @retpath_cache: frames this task's walks read from their code
- *		(kernel/unwind/retpath.c); allocated by its first reading, used
+ * @code_cache: frames this task's walks read from their code
+ *		(kernel/unwind/code.c); allocated by its first reading, used
  *		and changed by the task itself only
  */
 struct unwind_task_info {
@@ -77,8 +77,8 @@ struct unwind_task_info {
 	int			report_sig;
 	u64			report_quiet;
 #endif
-#ifdef CONFIG_UNWIND_USER_RETPATH
-	struct unwind_retpath_cache *retpath_cache;
+#ifdef CONFIG_UNWIND_USER_CODE_FRAMES
+	struct unwind_code_cache *code_cache;
 #endif
 };
 

@@ -116,11 +116,11 @@ static inline int unwind_user_guess_prctl(int option, unsigned long arg2,
 
 #endif /* CONFIG_UNWIND_USER_GUESS */
 
-/* Frames read from their code (kernel/unwind/retpath.c). */
-#ifdef CONFIG_UNWIND_USER_RETPATH
-void unwind_retpath_task_free(struct task_struct *task);
+/* Frames read from their code (kernel/unwind/code.c). */
+#ifdef CONFIG_UNWIND_USER_CODE_FRAMES
+void unwind_code_task_free(struct task_struct *task);
 #else
-static inline void unwind_retpath_task_free(struct task_struct *task) { }
+static inline void unwind_code_task_free(struct task_struct *task) { }
 #endif
 
 #endif /* _LINUX_UNWIND_USER_H */

@@ -151,14 +151,14 @@ struct unwind_sframe_sec {
 };
 
 /**
- * struct unwind_retpath_ident - the code an executable mapping maps
+ * struct unwind_code_ident - the code an executable mapping maps
  * @ino:	its file's inode number (0: none)
  * @pgoff:	the mapping's offset in the file, in pages
  * @start:	the mapping's address
  * @dev:	the file's device
  * @gen:	the inode's generation
  */
-struct unwind_retpath_ident {
+struct unwind_code_ident {
 	unsigned long	ino;
 	unsigned long	pgoff;
 	unsigned long	start;
@@ -194,13 +194,13 @@ struct unwind_retpath_ident {
  *		(set by the caller after unwind_user_start())
  * @syscall:	the task entered the kernel by a system call, or may have:
  *		the architecture's cheap test of the entry registers
- * @retpath_start: the executable mapping whose frames the walk reads
+ * @code_start: the executable mapping whose frames the walk reads
  *		from their code (the C library a system call was made from)
- * @retpath_end: its end (exclusive); equal to @retpath_start if none
- * @retpath_ident: what the mapping maps, for the task's copies of frames
+ * @code_end: its end (exclusive); equal to @code_start if none
+ * @code_ident: what the mapping maps, for the task's copies of frames
  *		read before; all 0 if they may not be kept
- * @retpath_frames: frames this walk has read from their code
- * @retpath_budget: instructions this walk may still decode to read them
+ * @code_frames: frames this walk has read from their code
+ * @code_budget: instructions this walk may still decode to read them
  * @marked_from: entries from this one on rest on a convention (a frame
  *		read from its code that the code alone did not prove): the
  *		walk counts them with the guessed ones (UINT_MAX: none)
@@ -234,11 +234,11 @@ struct unwind_user_state {
 	u32		sframe_rows_limit;
 	bool		guess;
 	bool		syscall;
-	unsigned long	retpath_start;
-	unsigned long	retpath_end;
-	struct unwind_retpath_ident retpath_ident;
-	unsigned int	retpath_frames;
-	unsigned int	retpath_budget;
+	unsigned long	code_start;
+	unsigned long	code_end;
+	struct unwind_code_ident code_ident;
+	unsigned int	code_frames;
+	unsigned int	code_budget;
 	unsigned int	marked_from;
 	bool		nofault;
 	bool		blocked;

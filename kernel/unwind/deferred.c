@@ -928,8 +928,8 @@ void unwind_task_init(struct task_struct *task)
 #ifdef CONFIG_UNWIND_USER_SFRAME
 	info->sframe_cache = NULL;
 #endif
-#ifdef CONFIG_UNWIND_USER_RETPATH
-	info->retpath_cache = NULL;
+#ifdef CONFIG_UNWIND_USER_CODE_FRAMES
+	info->code_cache = NULL;
 #endif
 	unwind_report_task_init(info);
 	/* info->guess is the parent's: children guess if it did. */
@@ -943,7 +943,7 @@ void unwind_task_free(struct task_struct *task)
 {
 	kfree(task->unwind_info.cache);
 	unwind_sframe_task_free(task);
-	unwind_retpath_task_free(task);
+	unwind_code_task_free(task);
 }
 
 /**

@@ -57,18 +57,18 @@ enum unwind_user_step unwind_fp_frame(struct unwind_user_state *state,
 				      const struct unwind_user_frame **frame);
 
 /*
- * The frame read from its code (retpath.c): the frame a system call was
+ * The frame read from its code (code.c): the frame a system call was
  * made from, and its callers in the same mapping, in code with neither
  * tables nor frame pointers (a C library's), 64-bit tasks.
  */
-#ifdef CONFIG_UNWIND_USER_RETPATH
-enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
-					   bool topmost,
+#ifdef CONFIG_UNWIND_USER_CODE_FRAMES
+enum unwind_user_step unwind_code_frame(struct unwind_user_state *state,
+					bool topmost,
 					   const struct unwind_user_frame **frame);
 #else
 static inline enum unwind_user_step
-unwind_retpath_frame(struct unwind_user_state *state, bool topmost,
-		     const struct unwind_user_frame **frame)
+unwind_code_frame(struct unwind_user_state *state, bool topmost,
+		  const struct unwind_user_frame **frame)
 {
 	return UNWIND_USER_UNKNOWN;
 }

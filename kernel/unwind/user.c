@@ -5,7 +5,7 @@
  * At each frame the walk asks the formats of unwinding data, in the order
  * of unwind_user_find(), for the frame's description (format.h): SFrame
  * tables where they cover the IP (sframe_frame.h), the code itself for the
- * frames of a system call's wrapper (retpath.c), else frame pointers
+ * frames of a system call's wrapper (code.c), else frame pointers
  * (fp.c). It steps the frame by that description, and goes on stepping
  * the callers whose IP stays in the description's range by it without
  * asking again: a run of frame-pointer frames through text without
@@ -546,7 +546,7 @@ unwind_user_find(struct unwind_user_state *state, bool topmost,
 	state->frame.known_text = false;
 	found = unwind_sframe_frame(state, topmost, frame);
 	if (found == UNWIND_USER_UNKNOWN)
-		found = unwind_retpath_frame(state, topmost, frame);
+		found = unwind_code_frame(state, topmost, frame);
 	if (found == UNWIND_USER_UNKNOWN)
 		found = unwind_fp_frame(state, topmost, frame);
 	return found == UNWIND_USER_UNKNOWN ? UNWIND_USER_STOP : found;

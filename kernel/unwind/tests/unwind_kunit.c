@@ -341,7 +341,7 @@ static void walk_compat_prologue(struct kunit *test)
 	walk_first_frame(test, 4, mov, sizeof(mov), 1);
 }
 
-#ifdef CONFIG_UNWIND_USER_RETPATH
+#ifdef CONFIG_UNWIND_USER_CODE_FRAMES
 /*
  * Frames read from their code: a "library" page of code without frame
  * pointers makes the system call; the program's frames, in env->text,
@@ -350,16 +350,16 @@ static void walk_compat_prologue(struct kunit *test)
 #define LIB_IP(lib)	((lib) + 0x100)
 #define PROG_RA(env)	((env)->text + 0x605)
 
-struct retpath_env {
+struct code_env {
 	struct walk_env	*env;
 	unsigned long	lib;
 	unsigned long	sp;
 };
 
-static struct retpath_env retpath_env(struct kunit *test)
+static struct code_env code_env(struct kunit *test)
 {
 	static const u8 call[] = { 0xe8, 0, 0, 0, 0 };
-	struct retpath_env r = { .env = walk_env(test, 8) };
+	struct code_env r = { .env = walk_env(test, 8) };
 	int i;
 
 	r.lib = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE,
@@ -379,8 +379,8 @@ static struct retpath_env retpath_env(struct kunit *test)
  * Walk from the IP after the first "syscall" (0f 05) of @code, placed at
  * LIB_IP, with the frame pointer register holding @fp.
  */
-static void retpath_walk(struct kunit *test, struct retpath_env *r,
-			 const u8 *code, size_t len, unsigned long fp)
+static void code_walk(struct kunit *test, struct code_env *r,
+		      const u8 *code, size_t len, unsigned long fp)
 {
 	struct unwind_user_state state = {
 		.sp = r->sp, .fp = fp, .ws = 8, .syscall = true,
@@ -398,7 +398,7 @@ static void retpath_walk(struct kunit *test, struct retpath_env *r,
 }
 
 /* The wrapper's frame found: its caller, then the program's chain. */
-static void retpath_expect_caller(struct kunit *test, struct retpath_env *r)
+static void code_expect_caller(struct kunit *test, struct code_env *r)
 {
 	int i;
 
@@ -409,7 +409,7 @@ static void retpath_expect_caller(struct kunit *test, struct retpath_env *r)
 }
 
 /* Not read: the frame-pointer rules, which skip the wrapper's caller. */
-static void retpath_expect_fp(struct kunit *test, struct retpath_env *r)
+static void code_expect_fp(struct kunit *test, struct code_env *r)
 {
 	int i;
 
@@ -422,18 +422,18 @@ static void retpath_expect_fp(struct kunit *test, struct retpath_env *r)
  * Walk @code, whose frame holds the caller's return address @ra_off bytes
  * above the stack pointer, with the program's chain in the frame pointer.
  */
-static void retpath_caller_at(struct kunit *test, const u8 *code, size_t len,
-			      unsigned long ra_off)
+static void code_caller_at(struct kunit *test, const u8 *code, size_t len,
+			   unsigned long ra_off)
 {
-	struct retpath_env r = retpath_env(test);
+	struct code_env r = code_env(test);
 
 	put_word(test, r.env, r.sp + ra_off, PROG_RA(r.env));
-	retpath_walk(test, &r, code, len, FRAME(r.env, 0));
-	retpath_expect_caller(test, &r);
+	code_walk(test, &r, code, len, FRAME(r.env, 0));
+	code_expect_caller(test, &r);
 }
 
 /* glibc's cancellable read(): a frame of 0x28 bytes around the call. */
-static void retpath_wrapper(struct kunit *test)
+static void code_wrapper(struct kunit *test)
 {
 	static const u8 code[] = {
 		0x48, 0x83, 0xec, 0x28,		/* sub $0x28,%rsp */
@@ -442,11 +442,11 @@ static void retpath_wrapper(struct kunit *test)
 		0xc3,				/* ret */
 	};
 
-	retpath_caller_at(test, code, sizeof(code), 0x28);
+	code_caller_at(test, code, sizeof(code), 0x28);
 }
 
 /* %rbp used for the wrapper's own purpose, the caller's popped at its end. */
-static void retpath_saved_fp(struct kunit *test)
+static void code_saved_fp(struct kunit *test)
 {
 	static const u8 code[] = {
 		0x55, 0x53,			/* push %rbp; push %rbx */
@@ -457,16 +457,16 @@ static void retpath_saved_fp(struct kunit *test)
 		0x5b, 0x5d,			/* pop %rbx; pop %rbp */
 		0xc3,				/* ret */
 	};
-	struct retpath_env r = retpath_env(test);
+	struct code_env r = code_env(test);
 
 	put_word(test, r.env, r.sp + 0x20, FRAME(r.env, 0));
 	put_word(test, r.env, r.sp + 0x28, PROG_RA(r.env));
-	retpath_walk(test, &r, code, sizeof(code), 0x1234);
-	retpath_expect_caller(test, &r);
+	code_walk(test, &r, code, sizeof(code), 0x1234);
+	code_expect_caller(test, &r);
 }
 
 /* Both ways of a branch, a loop, and a call that does not return. */
-static void retpath_ways(struct kunit *test)
+static void code_ways(struct kunit *test)
 {
 	static const u8 code[] = {
 		0x0f, 0x05,			/* syscall */
@@ -481,11 +481,11 @@ static void retpath_ways(struct kunit *test)
 		0x55,				/* push %rbp: another function */
 	};
 
-	retpath_caller_at(test, code, sizeof(code), 0x18);
+	code_caller_at(test, code, sizeof(code), 0x18);
 }
 
 /* A tail call through memory returns to the caller, as a ret would. */
-static void retpath_tail_call(struct kunit *test)
+static void code_tail_call(struct kunit *test)
 {
 	static const u8 code[] = {
 		0x0f, 0x05,			/* syscall */
@@ -493,28 +493,28 @@ static void retpath_tail_call(struct kunit *test)
 		0xff, 0x25, 0, 0, 0, 0,		/* jmp *0(%rip) */
 	};
 
-	retpath_caller_at(test, code, sizeof(code), 0x8);
+	code_caller_at(test, code, sizeof(code), 0x8);
 }
 
 /* A wrapper with a frame pointer: "leave" takes the frame from %rbp. */
-static void retpath_leave(struct kunit *test)
+static void code_leave(struct kunit *test)
 {
 	static const u8 code[] = {
 		0x0f, 0x05,			/* syscall */
 		0xc9,				/* leave */
 		0xc3,				/* ret */
 	};
-	struct retpath_env r = retpath_env(test);
+	struct code_env r = code_env(test);
 
-	retpath_walk(test, &r, code, sizeof(code), FRAME(r.env, 0));
-	retpath_expect_fp(test, &r);
+	code_walk(test, &r, code, sizeof(code), FRAME(r.env, 0));
+	code_expect_fp(test, &r);
 }
 
 /*
  * Code the reading cannot follow exactly: ways that disagree, a stack
  * realigned, a way too long. The frame-pointer rules take over.
  */
-static void retpath_gives_up(struct kunit *test)
+static void code_gives_up(struct kunit *test)
 {
 	static const u8 disagree[] = {
 		0x0f, 0x05,			/* syscall */
@@ -534,17 +534,17 @@ static void retpath_gives_up(struct kunit *test)
 		0x0f, 0x05,			/* syscall */
 		0xeb, 0xfe,			/* jmp . */
 	};
-	struct retpath_env r = retpath_env(test);
+	struct code_env r = code_env(test);
 	u8 *slide;
 
 	put_word(test, r.env, r.sp, PROG_RA(r.env));
 	put_word(test, r.env, r.sp + 8, PROG_RA(r.env));
-	retpath_walk(test, &r, disagree, sizeof(disagree), FRAME(r.env, 0));
-	retpath_expect_fp(test, &r);
-	retpath_walk(test, &r, realign, sizeof(realign), FRAME(r.env, 0));
-	retpath_expect_fp(test, &r);
-	retpath_walk(test, &r, spin, sizeof(spin), FRAME(r.env, 0));
-	retpath_expect_fp(test, &r);
+	code_walk(test, &r, disagree, sizeof(disagree), FRAME(r.env, 0));
+	code_expect_fp(test, &r);
+	code_walk(test, &r, realign, sizeof(realign), FRAME(r.env, 0));
+	code_expect_fp(test, &r);
+	code_walk(test, &r, spin, sizeof(spin), FRAME(r.env, 0));
+	code_expect_fp(test, &r);
 
 	/* 1000 nops before the ret: past the reading's budget. */
 	slide = kunit_kzalloc(test, 1003, GFP_KERNEL);
@@ -553,15 +553,15 @@ static void retpath_gives_up(struct kunit *test)
 	slide[1] = 0x05;
 	memset(slide + 2, 0x90, 1000);
 	slide[1002] = 0xc3;
-	retpath_walk(test, &r, slide, 1003, FRAME(r.env, 0));
-	retpath_expect_fp(test, &r);
+	code_walk(test, &r, slide, 1003, FRAME(r.env, 0));
+	code_expect_fp(test, &r);
 }
 
 /*
  * Only at a system call: a wrapper interrupted elsewhere, or a task not
  * in a system call, keeps the frame-pointer rules.
  */
-static void retpath_not_syscall(struct kunit *test)
+static void code_not_syscall(struct kunit *test)
 {
 	static const u8 code[] = {
 		0x48, 0x83, 0xec, 0x28,		/* sub $0x28,%rsp */
@@ -569,7 +569,7 @@ static void retpath_not_syscall(struct kunit *test)
 		0x48, 0x83, 0xc4, 0x28,		/* add $0x28,%rsp */
 		0xc3,				/* ret */
 	};
-	struct retpath_env r = retpath_env(test);
+	struct code_env r = code_env(test);
 	struct unwind_user_state state = {
 		.sp = r.sp, .fp = FRAME(r.env, 0), .ws = 8, .syscall = true,
 		.ip = LIB_IP(r.lib),
@@ -579,14 +579,14 @@ static void retpath_not_syscall(struct kunit *test)
 	put_code(test, LIB_IP(r.lib), code, sizeof(code));
 	/* On the sub, before the syscall. */
 	unwind_user_walk(&state, &r.env->trace, UNWIND_USER_MAX_DEPTH);
-	retpath_expect_fp(test, &r);
+	code_expect_fp(test, &r);
 	/* After it, but the entry was no system call. */
 	state = (struct unwind_user_state){
 		.sp = r.sp, .fp = FRAME(r.env, 0), .ws = 8,
 		.ip = LIB_IP(r.lib) + 6,
 	};
 	unwind_user_walk(&state, &r.env->trace, UNWIND_USER_MAX_DEPTH);
-	retpath_expect_fp(test, &r);
+	code_expect_fp(test, &r);
 }
 
 /*
@@ -594,7 +594,7 @@ static void retpath_not_syscall(struct kunit *test)
  * which the reading cannot tell from a saved %rbp): from there on where
  * the caller's %rbp is, is unknown, until the pop that restores it.
  */
-static void retpath_rbp_loaded(struct kunit *test)
+static void code_rbp_loaded(struct kunit *test)
 {
 	static const u8 code[] = {
 		0x0f, 0x05,			/* syscall */
@@ -609,26 +609,26 @@ static void retpath_rbp_loaded(struct kunit *test)
 		0x5d,				/* pop %rbp */
 		0xc3,				/* ret */
 	};
-	struct retpath_env r = retpath_env(test);
+	struct code_env r = code_env(test);
 
 	put_word(test, r.env, r.sp + 0x10, FRAME(r.env, 0));
 	put_word(test, r.env, r.sp + 0x18, PROG_RA(r.env));
-	retpath_walk(test, &r, code, sizeof(code), 0x1234);
-	retpath_expect_caller(test, &r);
+	code_walk(test, &r, code, sizeof(code), 0x1234);
+	code_expect_caller(test, &r);
 }
 
 /* A caller whose return address follows no call ends the walk there. */
-static void retpath_checks_return(struct kunit *test)
+static void code_checks_return(struct kunit *test)
 {
 	static const u8 code[] = {
 		0x0f, 0x05,			/* syscall */
 		0xc3,				/* ret */
 	};
-	struct retpath_env r = retpath_env(test);
+	struct code_env r = code_env(test);
 
 	r.sp += 8;	/* a leaf wrapper: as at its entry and return */
 	put_word(test, r.env, r.sp, NOP_IP(r.env));
-	retpath_walk(test, &r, code, sizeof(code), FRAME(r.env, 0));
+	code_walk(test, &r, code, sizeof(code), FRAME(r.env, 0));
 	KUNIT_EXPECT_EQ(test, r.env->trace.nr, 1);
 }
 
@@ -638,7 +638,7 @@ static void retpath_checks_return(struct kunit *test)
  * on into the next function, which returns with the stack one word off
  * the alignment a return address gives. That way is not the frame's.
  */
-static void retpath_library_caller(struct kunit *test)
+static void code_library_caller(struct kunit *test)
 {
 	static const u8 wrapper[] = {
 		0x0f, 0x05,			/* syscall */
@@ -654,7 +654,7 @@ static void retpath_library_caller(struct kunit *test)
 		0x48, 0x89, 0xf8,		/* next function: mov %rdi,%rax */
 		0xc3,				/* ret */
 	};
-	struct retpath_env r = retpath_env(test);
+	struct code_env r = code_env(test);
 	unsigned long ra = r.lib + 0x205;
 	int i;
 
@@ -662,7 +662,7 @@ static void retpath_library_caller(struct kunit *test)
 	put_code(test, r.lib + 0x200, caller, sizeof(caller));
 	put_word(test, r.env, r.sp, ra);
 	put_word(test, r.env, r.sp + 0x20, PROG_RA(r.env));
-	retpath_walk(test, &r, wrapper, sizeof(wrapper), FRAME(r.env, 0));
+	code_walk(test, &r, wrapper, sizeof(wrapper), FRAME(r.env, 0));
 	KUNIT_ASSERT_EQ(test, r.env->trace.nr, 6);
 	KUNIT_EXPECT_EQ(test, r.env->entries[1], ra);
 	KUNIT_EXPECT_EQ(test, r.env->entries[2], PROG_RA(r.env));
@@ -675,7 +675,7 @@ static void retpath_library_caller(struct kunit *test)
  * function that does not return and runs on into the next function. Its
  * stack is one word off where the wrapper's own return has it.
  */
-static void retpath_syscall_run_on(struct kunit *test)
+static void code_syscall_run_on(struct kunit *test)
 {
 	static const u8 code[] = {
 		0x48, 0x83, 0xec, 0x18,		/* sub $0x18,%rsp */
@@ -689,7 +689,7 @@ static void retpath_syscall_run_on(struct kunit *test)
 		0xc3,				/* ret */
 	};
 
-	retpath_caller_at(test, code, sizeof(code), 0x18);
+	code_caller_at(test, code, sizeof(code), 0x18);
 }
 
 /*
@@ -698,7 +698,7 @@ static void retpath_syscall_run_on(struct kunit *test)
  * without one is read from its code, so that the program's frame that
  * called into the library is not skipped.
  */
-static void retpath_records_in_a_row(struct kunit *test)
+static void code_records_in_a_row(struct kunit *test)
 {
 	static const u8 wrapper[] = {
 		0x0f, 0x05,			/* syscall */
@@ -724,7 +724,7 @@ static void retpath_records_in_a_row(struct kunit *test)
 		0x48, 0x83, 0xc4, 0x18,		/* add $0x18,%rsp */
 		0xc3,				/* ret */
 	};
-	struct retpath_env r = retpath_env(test);
+	struct code_env r = code_env(test);
 	unsigned long ra_a = r.lib + 0x209, ra_b = r.lib + 0x289;
 	unsigned long ra_c = r.lib + 0x309;
 	int i;
@@ -740,7 +740,7 @@ static void retpath_records_in_a_row(struct kunit *test)
 	put_word(test, r.env, r.sp + 0x18, FRAME(r.env, 0));
 	put_word(test, r.env, r.sp + 0x20, ra_c);
 	put_word(test, r.env, r.sp + 0x40, PROG_RA(r.env));
-	retpath_walk(test, &r, wrapper, sizeof(wrapper), r.sp + 0x08);
+	code_walk(test, &r, wrapper, sizeof(wrapper), r.sp + 0x08);
 	KUNIT_ASSERT_EQ(test, r.env->trace.nr, 8);
 	KUNIT_EXPECT_EQ(test, r.env->entries[1], ra_a);
 	KUNIT_EXPECT_EQ(test, r.env->entries[2], ra_b);
@@ -750,28 +750,28 @@ static void retpath_records_in_a_row(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, r.env->entries[i + 5], RA(r.env, i));
 }
 
-static struct kunit_case unwind_retpath_cases[] = {
-	KUNIT_CASE(retpath_wrapper),
-	KUNIT_CASE(retpath_saved_fp),
-	KUNIT_CASE(retpath_ways),
-	KUNIT_CASE(retpath_tail_call),
-	KUNIT_CASE(retpath_leave),
-	KUNIT_CASE(retpath_gives_up),
-	KUNIT_CASE(retpath_not_syscall),
-	KUNIT_CASE(retpath_rbp_loaded),
-	KUNIT_CASE(retpath_checks_return),
-	KUNIT_CASE(retpath_library_caller),
-	KUNIT_CASE(retpath_syscall_run_on),
-	KUNIT_CASE(retpath_records_in_a_row),
+static struct kunit_case unwind_code_cases[] = {
+	KUNIT_CASE(code_wrapper),
+	KUNIT_CASE(code_saved_fp),
+	KUNIT_CASE(code_ways),
+	KUNIT_CASE(code_tail_call),
+	KUNIT_CASE(code_leave),
+	KUNIT_CASE(code_gives_up),
+	KUNIT_CASE(code_not_syscall),
+	KUNIT_CASE(code_rbp_loaded),
+	KUNIT_CASE(code_checks_return),
+	KUNIT_CASE(code_library_caller),
+	KUNIT_CASE(code_syscall_run_on),
+	KUNIT_CASE(code_records_in_a_row),
 	{}
 };
 
-static struct kunit_suite unwind_retpath_suite = {
-	.name = "unwind_user_retpath",
-	.test_cases = unwind_retpath_cases,
+static struct kunit_suite unwind_code_suite = {
+	.name = "unwind_user_code",
+	.test_cases = unwind_code_cases,
 };
 
-kunit_test_suite(unwind_retpath_suite);
+kunit_test_suite(unwind_code_suite);
 #endif
 
 /*

@@ -43,7 +43,7 @@
  * stack wants them so). On x86-64 its way out starts with "and $-1, %rsp",
  * which changes nothing but is a write to %rsp that the kernel's reading
  * of frames from their code gives up on: the walk then takes the crafted
- * frame pointer, as the frame-pointer format does (retpath_test tests
+ * frame pointer, as the frame-pointer format does (code_frames_test tests
  * the reading).
  *
  * ut_spin(n, ...): n turns of a loop in user mode, in a function with a

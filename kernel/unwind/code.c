@@ -9,14 +9,14 @@
  * pointers cannot step the library's frames: it skips the program's own
  * caller, or goes on from whatever the library left in the frame pointer
  * register. The architecture can read a frame from the code after its IP
- * instead (arch_unwind_user_retpath()): what every way to the function's
+ * instead (arch_unwind_user_code_frame()): what every way to the function's
  * return pops and adds back. That costs a few hundred instructions
  * decoded, so this format reads only where it pays:
  *
  * - the interrupted frame, when the task is in a system call and the
  *   instruction before the IP is the system call instruction;
  * - then its callers while they lie in the same executable mapping, the
- *   library that made the call, up to UNWIND_RETPATH_FRAMES of them.
+ *   library that made the call, up to UNWIND_CODE_FRAMES of them.
  *
  * The walk leaves the mapping at the program's code, which it steps by
  * frame pointers or SFrame as before. A frame read that turns out to be a
@@ -28,7 +28,7 @@
  * alloca(), or call two that do in a row (ld.so's start-up), and the
  * frame-pointer rules would skip its caller. In a library built with
  * frame pointers throughout that reads each of its frames in the walk, up
- * to UNWIND_RETPATH_FRAMES, from the task's copies after the first time.
+ * to UNWIND_CODE_FRAMES, from the task's copies after the first time.
  * Where a reading
  * gives up, the interrupted frame goes to the frame-pointer format and its
  * rules for a first frame; a caller in the mapping is stepped by frame
@@ -39,15 +39,15 @@
  * same way.
  *
  * A frame read is exact when its reading followed every way out; where a
- * step rested on a convention (UNWIND_RETPATH_INFERRED: the psABI's
+ * step rested on a convention (UNWIND_CODE_INFERRED: the psABI's
  * alignment, how compilers lay out calls that do not return, a function
  * too large to read whole), and where a caller that could not be read is
  * stepped by its frame pointer, the entries from the frame's return
  * address on are marked as guessed ones are (state->marked_from). One
- * walk decodes at most UNWIND_RETPATH_WALK_INSNS instructions, whatever
+ * walk decodes at most UNWIND_CODE_WALK_INSNS instructions, whatever
  * the number of frames, in scratch the task keeps.
  *
- * A task keeps what its readings found (struct unwind_retpath_cache): a
+ * A task keeps what its readings found (struct unwind_code_cache): a
  * profiled task makes its system calls from a few call sites, again and
  * again, and a reading costs microseconds. A copy holds for the IP in a
  * mapping of the same file (inode, device and generation), at the same
@@ -78,7 +78,7 @@
 #include "format.h"
 
 /* Frames one walk reads from their code, at most. */
-#define UNWIND_RETPATH_FRAMES	16
+#define UNWIND_CODE_FRAMES	16
 
 /*
  * Instructions one walk decodes to read them, at most, however many
@@ -89,15 +89,15 @@
  * than is left takes the ways it followed, and is marked. Copies of the
  * readings make most walks decode nothing.
  */
-#define UNWIND_RETPATH_WALK_INSNS	320
+#define UNWIND_CODE_WALK_INSNS	320
 
-/* The task's copies: 2^UNWIND_RETPATH_CACHE_BITS of them, by IP. */
-#define UNWIND_RETPATH_CACHE_BITS	6
+/* The task's copies: 2^UNWIND_CODE_CACHE_BITS of them, by IP. */
+#define UNWIND_CODE_CACHE_BITS	6
 
 /**
- * struct unwind_retpath_copy - what one reading that found the frame found
+ * struct unwind_code_copy - what one reading that found the frame found
  * @ip:		the IP read from (0: an empty slot)
- * @ident:	the mapping's identity (state->retpath_ident)
+ * @ident:	the mapping's identity (state->code_ident)
  * @cfa_off:	the CFA's offset from its base
  * @fp_off:	where the caller's frame pointer is, from the CFA
  * @sp_low:	the stack pointer's low four bits when it was read
@@ -105,11 +105,11 @@
  *		is a system call instruction
  * @cfa_fp:	the CFA is from the frame pointer, not the stack pointer
  * @fp_saved:	the caller's frame pointer was saved at @fp_off, not kept
- * @inferred:	the frame rests on a convention (UNWIND_RETPATH_INFERRED)
+ * @inferred:	the frame rests on a convention (UNWIND_CODE_INFERRED)
  */
-struct unwind_retpath_copy {
+struct unwind_code_copy {
 	unsigned long	ip;
-	struct unwind_retpath_ident ident;
+	struct unwind_code_ident ident;
 	s32		cfa_off;
 	s32		fp_off;
 	u8		sp_low;
@@ -120,71 +120,71 @@ struct unwind_retpath_copy {
 };
 
 /**
- * struct unwind_retpath_mapping - the mapping the task's last lookup found
+ * struct unwind_code_mapping - the mapping the task's last lookup found
  * @mm:		the mm it is in (NULL: none kept)
  * @exec_id:	the task's self_exec_id then: an mm freed by an exec and
  *		allocated again may reach the same @seq
  * @seq:	@mm's mmap lock sequence count, read before the lookup
- * @start:	state->retpath_start it gave
- * @end:	state->retpath_end
- * @ident:	state->retpath_ident
+ * @start:	state->code_start it gave
+ * @end:	state->code_end
+ * @ident:	state->code_ident
  */
-struct unwind_retpath_mapping {
+struct unwind_code_mapping {
 	struct mm_struct *mm;
 	u64		exec_id;
 	unsigned int	seq;
 	unsigned long	start;
 	unsigned long	end;
-	struct unwind_retpath_ident ident;
+	struct unwind_code_ident ident;
 };
 
 /*
  * Used by its task only: no lock. @exec_id is the task's self_exec_id
  * when @copies were made: an exec empties them. @scratch is what a
- * reading works in (ARCH_UNWIND_RETPATH_SCRATCH bytes): too large for
+ * reading works in (ARCH_UNWIND_CODE_SCRATCH bytes): too large for
  * the walk's stack, and allocated once rather than per frame.
  */
-struct unwind_retpath_cache {
-	struct unwind_retpath_mapping mapping;
+struct unwind_code_cache {
+	struct unwind_code_mapping mapping;
 	u64		exec_id;
 	void		*scratch;
-	struct unwind_retpath_copy copies[1 << UNWIND_RETPATH_CACHE_BITS];
+	struct unwind_code_copy copies[1 << UNWIND_CODE_CACHE_BITS];
 };
 
 /**
- * unwind_retpath_task_free - free a task's copies of frames read
+ * unwind_code_task_free - free a task's copies of frames read
  * @task:	the task being freed
  */
-void unwind_retpath_task_free(struct task_struct *task)
+void unwind_code_task_free(struct task_struct *task)
 {
-	struct unwind_retpath_cache *cache = task->unwind_info.retpath_cache;
+	struct unwind_code_cache *cache = task->unwind_info.code_cache;
 
 	if (cache)
 		kfree(cache->scratch);
 	kfree(cache);
-	task->unwind_info.retpath_cache = NULL;
+	task->unwind_info.code_cache = NULL;
 }
 
 /*
  * The task's copies and scratch, allocated on first use (and charged to
  * its memory cgroup); NULL if they cannot be.
  */
-static struct unwind_retpath_cache *unwind_retpath_cache(void)
+static struct unwind_code_cache *unwind_code_cache(void)
 {
-	struct unwind_retpath_cache *cache = current->unwind_info.retpath_cache;
+	struct unwind_code_cache *cache = current->unwind_info.code_cache;
 
 	if (!cache) {
 		cache = kzalloc(sizeof(*cache), GFP_KERNEL_ACCOUNT |
 						__GFP_NOWARN);
 		if (!cache)
 			return NULL;
-		cache->scratch = kmalloc(ARCH_UNWIND_RETPATH_SCRATCH,
+		cache->scratch = kmalloc(ARCH_UNWIND_CODE_SCRATCH,
 					 GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 		if (!cache->scratch) {
 			kfree(cache);
 			return NULL;
 		}
-		current->unwind_info.retpath_cache = cache;
+		current->unwind_info.code_cache = cache;
 	}
 	return cache;
 }
@@ -195,45 +195,45 @@ static struct unwind_retpath_cache *unwind_retpath_cache(void)
  * mm has uprobes (a breakpoint in the text changes what a reading finds,
  * and a copy made before it was set would outlive it).
  */
-static struct unwind_retpath_copy *
-unwind_retpath_slot(const struct unwind_user_state *state)
+static struct unwind_code_copy *
+unwind_code_slot(const struct unwind_user_state *state)
 {
-	struct unwind_retpath_cache *cache;
+	struct unwind_code_cache *cache;
 
-	if (!state->retpath_ident.ino ||
+	if (!state->code_ident.ino ||
 	    test_bit(MMF_HAS_UPROBES, &current->mm->flags))
 		return NULL;
-	cache = unwind_retpath_cache();
+	cache = unwind_code_cache();
 	if (!cache)
 		return NULL;
 	if (cache->exec_id != current->self_exec_id) {
 		memset(cache->copies, 0, sizeof(cache->copies));
 		cache->exec_id = current->self_exec_id;
 	}
-	return &cache->copies[hash_long(state->ip, UNWIND_RETPATH_CACHE_BITS)];
+	return &cache->copies[hash_long(state->ip, UNWIND_CODE_CACHE_BITS)];
 }
 
 /* The task's copy of the frame at state->ip, if it has one. */
-static struct unwind_retpath_copy *
-unwind_retpath_copy_of(struct unwind_user_state *state)
+static struct unwind_code_copy *
+unwind_code_copy_of(struct unwind_user_state *state)
 {
-	struct unwind_retpath_copy *copy = unwind_retpath_slot(state);
+	struct unwind_code_copy *copy = unwind_code_slot(state);
 
 	if (copy && copy->ip == state->ip &&
 	    copy->sp_low == (state->sp & 15) &&
-	    !memcmp(&copy->ident, &state->retpath_ident, sizeof(copy->ident)))
+	    !memcmp(&copy->ident, &state->code_ident, sizeof(copy->ident)))
 		return copy;
 	return NULL;
 }
 
 /* Keep the frame a reading found, @frame. */
-static void unwind_retpath_keep(struct unwind_retpath_copy *copy,
-				struct unwind_user_state *state,
+static void unwind_code_keep(struct unwind_code_copy *copy,
+			     struct unwind_user_state *state,
 				const struct unwind_user_frame *frame,
 				bool topmost, bool inferred)
 {
 	copy->ip = state->ip;
-	copy->ident = state->retpath_ident;
+	copy->ident = state->code_ident;
 	copy->sp_low = state->sp & 15;
 	copy->syscall = topmost;
 	copy->cfa_fp = frame->cfa.rule == UNWIND_USER_RULE_FP;
@@ -244,9 +244,9 @@ static void unwind_retpath_keep(struct unwind_retpath_copy *copy,
 }
 
 /* The frame a reading found, from its copy; what the reading said. */
-static enum unwind_retpath_found
-unwind_retpath_copied(const struct unwind_retpath_copy *copy,
-		      struct unwind_user_frame *frame)
+static enum unwind_code_found
+unwind_code_copied(const struct unwind_code_copy *copy,
+		   struct unwind_user_frame *frame)
 {
 	frame->cfa = (struct unwind_user_loc){
 		copy->cfa_fp ? UNWIND_USER_RULE_FP : UNWIND_USER_RULE_SP,
@@ -257,58 +257,58 @@ unwind_retpath_copied(const struct unwind_retpath_copy *copy,
 						      copy->fp_off };
 	else
 		frame->fp = (struct unwind_user_loc){ UNWIND_USER_RULE_SAME };
-	return copy->inferred ? UNWIND_RETPATH_INFERRED : UNWIND_RETPATH_EXACT;
+	return copy->inferred ? UNWIND_CODE_INFERRED : UNWIND_CODE_EXACT;
 }
 
 /*
  * Read the frame at state->ip, out of the walk's budget, or take the
  * task's copy of a reading of the same code.
  */
-static enum unwind_retpath_found
-unwind_retpath_read(struct unwind_user_state *state,
-		    struct unwind_user_frame *frame, bool topmost)
+static enum unwind_code_found
+unwind_code_read(struct unwind_user_state *state,
+		 struct unwind_user_frame *frame, bool topmost)
 {
-	struct unwind_retpath_copy *copy = unwind_retpath_copy_of(state);
-	struct unwind_retpath_cache *cache = unwind_retpath_cache();
-	enum unwind_retpath_found found;
+	struct unwind_code_copy *copy = unwind_code_copy_of(state);
+	struct unwind_code_cache *cache = unwind_code_cache();
+	enum unwind_code_found found;
 
 	if (copy)
-		return unwind_retpath_copied(copy, frame);
+		return unwind_code_copied(copy, frame);
 	if (!cache)
-		return UNWIND_RETPATH_NONE;
-	found = arch_unwind_user_retpath(state, frame, cache->scratch,
-					 &state->retpath_budget);
-	if (found != UNWIND_RETPATH_NONE) {
-		copy = unwind_retpath_slot(state);
+		return UNWIND_CODE_NONE;
+	found = arch_unwind_user_code_frame(state, frame, cache->scratch,
+					    &state->code_budget);
+	if (found != UNWIND_CODE_NONE) {
+		copy = unwind_code_slot(state);
 		if (copy)
-			unwind_retpath_keep(copy, state, frame, topmost,
-					    found == UNWIND_RETPATH_INFERRED);
+			unwind_code_keep(copy, state, frame, topmost,
+					 found == UNWIND_CODE_INFERRED);
 	}
 	return found;
 }
 
 /* The entries from the one the frame gives on rest on a convention. */
-static void unwind_retpath_mark(struct unwind_user_state *state)
+static void unwind_code_mark(struct unwind_user_state *state)
 {
 	state->marked_from = min(state->marked_from, state->frames);
 }
 
 /* Note @vma, if executable, as the mapping whose frames the walk reads. */
-static bool unwind_retpath_note(struct unwind_user_state *state,
-				struct vm_area_struct *vma)
+static bool unwind_code_note(struct unwind_user_state *state,
+			     struct vm_area_struct *vma)
 {
 	struct inode *inode;
 
 	if (!(vma->vm_flags & VM_EXEC))
 		return false;
-	state->retpath_start = vma->vm_start;
-	state->retpath_end = vma->vm_end;
-	memset(&state->retpath_ident, 0, sizeof(state->retpath_ident));
+	state->code_start = vma->vm_start;
+	state->code_end = vma->vm_end;
+	memset(&state->code_ident, 0, sizeof(state->code_ident));
 	if (!vma->vm_file || (vma->vm_flags & VM_WRITE))
 		return true;
 	inode = file_inode(vma->vm_file);
 	/* An inode number is never 0; 0 keeps nothing. */
-	state->retpath_ident = (struct unwind_retpath_ident){
+	state->code_ident = (struct unwind_code_ident){
 		.ino = inode->i_ino, .pgoff = vma->vm_pgoff,
 		.start = vma->vm_start, .dev = inode->i_sb->s_dev,
 		.gen = inode->i_generation,
@@ -322,8 +322,8 @@ static bool unwind_retpath_note(struct unwind_user_state *state,
  * where there is one, keeps the walk from taking the mmap lock (walks
  * through known text take none; see sframe_mm.c).
  */
-static bool unwind_retpath_lookup(struct unwind_user_state *state,
-				  struct mm_struct *mm)
+static bool unwind_code_lookup(struct unwind_user_state *state,
+			       struct mm_struct *mm)
 {
 	struct vm_area_struct *vma;
 	bool found = false;
@@ -331,7 +331,7 @@ static bool unwind_retpath_lookup(struct unwind_user_state *state,
 #ifdef CONFIG_PER_VMA_LOCK
 	vma = lock_vma_under_rcu(mm, state->ip);
 	if (vma) {
-		found = unwind_retpath_note(state, vma);
+		found = unwind_code_note(state, vma);
 		vma_end_read(vma);
 		return found;
 	}
@@ -340,55 +340,55 @@ static bool unwind_retpath_lookup(struct unwind_user_state *state,
 		return false;
 	vma = vma_lookup(mm, state->ip);
 	if (vma)
-		found = unwind_retpath_note(state, vma);
+		found = unwind_code_note(state, vma);
 	mmap_read_unlock(mm);
 	return found;
 }
 
 #ifdef CONFIG_PER_VMA_LOCK
 /*
- * As unwind_retpath_lookup(), from the task's last lookup while the mm's
+ * As unwind_code_lookup(), from the task's last lookup while the mm's
  * mappings have not changed since it. The count is odd while they are
  * being changed: nothing is kept then.
  */
-static bool unwind_retpath_mapping(struct unwind_user_state *state)
+static bool unwind_code_mapping(struct unwind_user_state *state)
 {
-	struct unwind_retpath_cache *cache = unwind_retpath_cache();
-	struct unwind_retpath_mapping *last;
+	struct unwind_code_cache *cache = unwind_code_cache();
+	struct unwind_code_mapping *last;
 	struct mm_struct *mm = current->mm;
 	unsigned int seq;
 
 	if (!mm)
 		return false;
 	if (!cache)
-		return unwind_retpath_lookup(state, mm);
+		return unwind_code_lookup(state, mm);
 	last = &cache->mapping;
 	/* Orders the lookup after it (seqcount read side). */
 	seq = raw_read_seqcount(&mm->mm_lock_seq);
 	if (last->mm == mm && last->seq == seq &&
 	    last->exec_id == current->self_exec_id &&
 	    state->ip - last->start < last->end - last->start) {
-		state->retpath_start = last->start;
-		state->retpath_end = last->end;
-		state->retpath_ident = last->ident;
+		state->code_start = last->start;
+		state->code_end = last->end;
+		state->code_ident = last->ident;
 		return true;
 	}
-	if (!unwind_retpath_lookup(state, mm))
+	if (!unwind_code_lookup(state, mm))
 		return false;
 	if (!(seq & 1)) {
 		last->mm = mm;
 		last->exec_id = current->self_exec_id;
 		last->seq = seq;
-		last->start = state->retpath_start;
-		last->end = state->retpath_end;
-		last->ident = state->retpath_ident;
+		last->start = state->code_start;
+		last->end = state->code_end;
+		last->ident = state->code_ident;
 	}
 	return true;
 }
 #else
-static bool unwind_retpath_mapping(struct unwind_user_state *state)
+static bool unwind_code_mapping(struct unwind_user_state *state)
 {
-	return current->mm && unwind_retpath_lookup(state, current->mm);
+	return current->mm && unwind_code_lookup(state, current->mm);
 }
 #endif
 
@@ -398,8 +398,8 @@ static bool unwind_retpath_mapping(struct unwind_user_state *state)
  * holding where? A function that saved %rbp first and uses it for its
  * own values reads the same, but its %rbp points elsewhere.
  */
-static bool unwind_retpath_fp_record(const struct unwind_user_state *state,
-				     const struct unwind_user_frame *frame)
+static bool unwind_code_fp_record(const struct unwind_user_state *state,
+				  const struct unwind_user_frame *frame)
 {
 	if (frame->cfa.rule == UNWIND_USER_RULE_FP)
 		return true;
@@ -413,8 +413,8 @@ static bool unwind_retpath_fp_record(const struct unwind_user_state *state,
  * call.
  */
 static enum unwind_user_step
-unwind_retpath_by_fp(struct unwind_user_state *state,
-		     const struct unwind_user_frame **framep)
+unwind_code_by_fp(struct unwind_user_state *state,
+		  const struct unwind_user_frame **framep)
 {
 	enum unwind_user_step step = unwind_fp_frame(state, false, framep);
 
@@ -424,7 +424,7 @@ unwind_retpath_by_fp(struct unwind_user_state *state,
 }
 
 /**
- * unwind_retpath_frame - the frame at an IP, read from the code after it
+ * unwind_code_frame - the frame at an IP, read from the code after it
  * @state:	the walk, at the frame
  * @topmost:	the frame is the interrupted one
  * @framep:	set to the walk's description (state->frame), filled in
@@ -433,21 +433,21 @@ unwind_retpath_by_fp(struct unwind_user_state *state,
  * Return: UNWIND_USER_FRAME, or UNWIND_USER_UNKNOWN outside the frames
  * this format reads (and for an interrupted frame it could not read).
  */
-enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
-					   bool topmost,
+enum unwind_user_step unwind_code_frame(struct unwind_user_state *state,
+					bool topmost,
 					   const struct unwind_user_frame **framep)
 {
 	struct unwind_user_frame *frame = &state->frame;
-	enum unwind_retpath_found found;
-	struct unwind_retpath_copy *copy;
+	enum unwind_code_found found;
+	struct unwind_code_copy *copy;
 
 	if (state->ws != 8)
 		return UNWIND_USER_UNKNOWN;
 	if (topmost) {
-		state->retpath_start = 0;
-		state->retpath_end = 0;
-		state->retpath_frames = 0;
-		state->retpath_budget = UNWIND_RETPATH_WALK_INSNS;
+		state->code_start = 0;
+		state->code_end = 0;
+		state->code_frames = 0;
+		state->code_budget = UNWIND_CODE_WALK_INSNS;
 		if (!state->syscall)
 			return UNWIND_USER_UNKNOWN;
 		/*
@@ -459,24 +459,24 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 			state->blocked = true;
 			return UNWIND_USER_STOP;
 		}
-		if (!unwind_retpath_mapping(state))
+		if (!unwind_code_mapping(state))
 			return UNWIND_USER_UNKNOWN;
 		/* A copy read as a system call's frame was at such an IP. */
-		copy = unwind_retpath_copy_of(state);
+		copy = unwind_code_copy_of(state);
 		if (!(copy && copy->syscall) &&
 		    !arch_unwind_user_after_syscall(state)) {
-			state->retpath_end = state->retpath_start;
+			state->code_end = state->code_start;
 			return UNWIND_USER_UNKNOWN;
 		}
-	} else if (state->ip - 1 - state->retpath_start >=
-		   state->retpath_end - state->retpath_start) {
+	} else if (state->ip - 1 - state->code_start >=
+		   state->code_end - state->code_start) {
 		return UNWIND_USER_UNKNOWN;
 	}
 
-	found = UNWIND_RETPATH_NONE;
-	if (state->retpath_frames < UNWIND_RETPATH_FRAMES)
-		found = unwind_retpath_read(state, frame, topmost);
-	if (found != UNWIND_RETPATH_NONE) {
+	found = UNWIND_CODE_NONE;
+	if (state->code_frames < UNWIND_CODE_FRAMES)
+		found = unwind_code_read(state, frame, topmost);
+	if (found != UNWIND_CODE_NONE) {
 		/*
 		 * Code that keeps frame pointers: the frame-pointer format
 		 * says the same. The interrupted frame's record is the
@@ -485,17 +485,17 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 		 * and the next caller is read again, records in a row too:
 		 * the one after them may keep none.
 		 */
-		if (unwind_retpath_fp_record(state, frame)) {
+		if (unwind_code_fp_record(state, frame)) {
 			if (topmost) {
-				state->retpath_end = state->retpath_start;
+				state->code_end = state->code_start;
 				return UNWIND_USER_UNKNOWN;
 			}
-			state->retpath_frames++;
-			return unwind_retpath_by_fp(state, framep);
+			state->code_frames++;
+			return unwind_code_by_fp(state, framep);
 		}
-		state->retpath_frames++;
-		if (found == UNWIND_RETPATH_INFERRED)
-			unwind_retpath_mark(state);
+		state->code_frames++;
+		if (found == UNWIND_CODE_INFERRED)
+			unwind_code_mark(state);
 		*framep = frame;
 		frame->outermost = false;
 		frame->records = false;
@@ -508,7 +508,7 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 		return UNWIND_USER_FRAME;
 	}
 	if (topmost) {
-		state->retpath_end = state->retpath_start;
+		state->code_end = state->code_start;
 		return UNWIND_USER_UNKNOWN;
 	}
 	/*
@@ -516,6 +516,6 @@ enum unwind_user_step unwind_retpath_frame(struct unwind_user_state *state,
 	 * address it gives checks, which is no proof: what follows is
 	 * marked.
 	 */
-	unwind_retpath_mark(state);
-	return unwind_retpath_by_fp(state, framep);
+	unwind_code_mark(state);
+	return unwind_code_by_fp(state, framep);
 }

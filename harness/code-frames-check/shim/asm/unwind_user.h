@@ -2,13 +2,13 @@
 #ifndef _SHIM_ASM_UNWIND_USER_H
 #define _SHIM_ASM_UNWIND_USER_H
 /* As arch/x86/include/asm/unwind_user.h declares them. */
-enum unwind_retpath_found {
-	UNWIND_RETPATH_NONE,
-	UNWIND_RETPATH_EXACT,
-	UNWIND_RETPATH_INFERRED,
+enum unwind_code_found {
+	UNWIND_CODE_NONE,
+	UNWIND_CODE_EXACT,
+	UNWIND_CODE_INFERRED,
 };
-#define ARCH_UNWIND_RETPATH_SCRATCH	4608
-enum unwind_retpath_found arch_unwind_user_retpath(struct unwind_user_state *state,
+#define ARCH_UNWIND_CODE_SCRATCH	4608
+enum unwind_code_found arch_unwind_user_code_frame(struct unwind_user_state *state,
 						   struct unwind_user_frame *frame,
 						   void *scratch,
 						   unsigned int *budget);

@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """Check the x86-64 return-path reader against an ELF file's .eh_frame.
 
-    harness/retpath-check/check.py [-v] ELF...
+    harness/code-frames-check/check.py [-v] ELF...
 
 For every system call instruction in the file's code (the IP after it)
 and every return address (the instruction after each call), the reader
-(built on the host from arch/x86/kernel/unwind_user_retpath.c by this
+(built on the host from arch/x86/kernel/unwind_user_code.c by this
 directory's Makefile) reads the frame; the compiler's call frame
 information says what it is. A frame is right when the CFA rule and the
 caller's %rbp rule agree with the CFI row at the site (at the call, for a
@@ -32,7 +32,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
-CHECK = os.path.join(TOP, "build", "retpath-check", "check")
+CHECK = os.path.join(TOP, "build", "code-frames-check", "check")
 # Functions that never return: no stack holds the address after a call
 # to one, and the code there may be another function's.
 NORETURN = {

@@ -28,7 +28,7 @@
  * such a frame follows a call.
  *
  * A frame found so is exact. A frame whose reading rests on a convention
- * is returned as UNWIND_RETPATH_INFERRED, and the walk marks what follows
+ * is returned as UNWIND_CODE_INFERRED, and the walk marks what follows
  * it:
  *
  * - a call followed by padding or another function's first instruction
@@ -66,41 +66,41 @@
 #include <asm/unwind_user.h>
 
 /* Instructions one frame's reading decodes, at most. */
-#define RETPATH_INSNS		1024
+#define CODE_INSNS		1024
 /* Instructions decoded between chances to reschedule. */
-#define RETPATH_RESCHED		64
+#define CODE_RESCHED		64
 /* Branch targets it keeps: those waiting, and those read. */
-#define RETPATH_TODO		32
-#define RETPATH_SEEN		48
+#define CODE_TODO		32
+#define CODE_SEEN		48
 /* The largest frame it follows (offsets are kept in 16 bits). */
-#define RETPATH_FRAME_MAX	0x7000
+#define CODE_FRAME_MAX	0x7000
 /* Bytes of code read at once. */
-#define RETPATH_WINDOW		64
+#define CODE_WINDOW		64
 /* Stores to the frame one way keeps track of. */
-#define RETPATH_STORES		8
+#define CODE_STORES		8
 
-#define RETPATH_RSP		4
-#define RETPATH_RBP		5
+#define CODE_RSP		4
+#define CODE_RBP		5
 
 /* The stack pointer is the frame's SP, or its FP, plus an offset. */
-enum retpath_base {
-	RETPATH_BASE_SP,
-	RETPATH_BASE_FP,
+enum code_base {
+	CODE_BASE_SP,
+	CODE_BASE_FP,
 };
 
 /* Where the caller's %rbp is at an instruction. */
-enum retpath_fp {
-	RETPATH_FP_SAME,	/* still in %rbp */
-	RETPATH_FP_SAVED,	/* popped from the stack at base + fp_off */
-	RETPATH_FP_LOST,	/* %rbp was written with something else */
+enum code_fp {
+	CODE_FP_SAME,	/* still in %rbp */
+	CODE_FP_SAVED,	/* popped from the stack at base + fp_off */
+	CODE_FP_LOST,	/* %rbp was written with something else */
 };
 
 /*
  * Bytes [@lo, @hi) from the base that a way wrote: with %rbp, which then
- * held what @fp and @fp_off say (as in struct retpath_where), or with
- * anything else (@fp is RETPATH_FP_LOST).
+ * held what @fp and @fp_off say (as in struct code_where), or with
+ * anything else (@fp is CODE_FP_LOST).
  */
-struct retpath_store {
+struct code_store {
 	s16		lo;
 	s16		hi;
 	s16		fp_off;
@@ -118,7 +118,7 @@ struct retpath_store {
  * store through %rsp with an index wrote words the reading cannot tell;
  * where the caller's %rbp is then rests on a convention (@fp_inferred).
  */
-struct retpath_where {
+struct code_where {
 	unsigned long	ip;
 	s16		off;
 	s16		fp_off;
@@ -130,10 +130,10 @@ struct retpath_where {
 	bool		rec_written;
 	bool		indexed;
 	bool		fp_inferred;
-	struct retpath_store stores[RETPATH_STORES];
+	struct code_store stores[CODE_STORES];
 };
 
-struct retpath {
+struct code_reading {
 	unsigned long		lo, hi;		/* the mapping of the code */
 	unsigned long		start;		/* code in buf */
 	unsigned int		len;
@@ -144,23 +144,23 @@ struct retpath {
 	bool			found;
 	bool			inferred;	/* rests on a convention */
 	u8			sp_low;		/* the frame's SP, mod 16 */
-	struct retpath_where	out;		/* at the return */
-	u8			todo[RETPATH_TODO]; /* into seen[] */
-	struct retpath_where	seen[RETPATH_SEEN];
-	u8			buf[RETPATH_WINDOW];
+	struct code_where	out;		/* at the return */
+	u8			todo[CODE_TODO]; /* into seen[] */
+	struct code_where	seen[CODE_SEEN];
+	u8			buf[CODE_WINDOW];
 };
 
 /* What an instruction does to the way out. */
-enum retpath_insn {
-	RETPATH_NEXT,		/* go on after it */
-	RETPATH_CALL,		/* go on after it, if the callee returns */
-	RETPATH_JUMP,		/* go on at the target */
-	RETPATH_BRANCH,		/* both: the target and after it */
-	RETPATH_RETURN,		/* the frame ends: ret, or a direct tail call */
-	RETPATH_TAIL_CALL,	/* a jump through memory at a RIP offset */
-	RETPATH_TRAP,		/* this way never returns (ud2, hlt, int3) */
-	RETPATH_INDIRECT,	/* a jump through a register or a table */
-	RETPATH_FAIL,		/* not followed: give up */
+enum code_insn {
+	CODE_NEXT,		/* go on after it */
+	CODE_CALL,		/* go on after it, if the callee returns */
+	CODE_JUMP,		/* go on at the target */
+	CODE_BRANCH,		/* both: the target and after it */
+	CODE_RETURN,		/* the frame ends: ret, or a direct tail call */
+	CODE_TAIL_CALL,	/* a jump through memory at a RIP offset */
+	CODE_TRAP,		/* this way never returns (ud2, hlt, int3) */
+	CODE_INDIRECT,	/* a jump through a register or a table */
+	CODE_FAIL,		/* not followed: give up */
 };
 
 /*
@@ -169,8 +169,8 @@ enum retpath_insn {
  * there may lead into another file's pages (FUSE, userfaultfd) whose
  * read the process could stall, and it is not the function's own code.
  */
-static bool retpath_decode(struct retpath *rp, unsigned long ip,
-			   struct insn *insn)
+static bool code_decode(struct code_reading *rp, unsigned long ip,
+			struct insn *insn)
 {
 	unsigned long end = rp->start + rp->len;
 	unsigned int want;
@@ -178,8 +178,8 @@ static bool retpath_decode(struct retpath *rp, unsigned long ip,
 	if (ip < rp->lo || ip >= rp->hi)
 		return false;
 	if (ip < rp->start || ip >= end ||
-	    (end - ip < MAX_INSN_SIZE && rp->len == RETPATH_WINDOW)) {
-		want = min_t(unsigned long, RETPATH_WINDOW, rp->hi - ip);
+	    (end - ip < MAX_INSN_SIZE && rp->len == CODE_WINDOW)) {
+		want = min_t(unsigned long, CODE_WINDOW, rp->hi - ip);
 		rp->start = ip;
 		rp->len = want - copy_from_user(rp->buf, (void __user *)ip,
 						want);
@@ -190,7 +190,7 @@ static bool retpath_decode(struct retpath *rp, unsigned long ip,
 }
 
 /* The registers a ModRM instruction names, with their REX extensions. */
-static int retpath_modrm_reg(const struct insn *insn)
+static int code_modrm_reg(const struct insn *insn)
 {
 	u8 rex = insn->rex_prefix.nbytes ? insn->rex_prefix.bytes[0] : 0;
 
@@ -198,7 +198,7 @@ static int retpath_modrm_reg(const struct insn *insn)
 }
 
 /* The r/m register, or -1 for a memory operand. */
-static int retpath_modrm_rm(const struct insn *insn)
+static int code_modrm_rm(const struct insn *insn)
 {
 	u8 rex = insn->rex_prefix.nbytes ? insn->rex_prefix.bytes[0] : 0;
 
@@ -211,11 +211,11 @@ static int retpath_modrm_rm(const struct insn *insn)
  * Does the two-byte opcode 0x0f @op2 write no general register, only
  * vector, flag or fixed ones (and memory), whatever its ModRM names?
  * Those that write a general register by ModRM are listed in
- * retpath_written(); the fixed ones (cpuid, rdtsc, syscall) are not %rsp
+ * code_written(); the fixed ones (cpuid, rdtsc, syscall) are not %rsp
  * or %rbp; the stack's own (push and pop of %fs and %gs) are followed in
- * retpath_insn().
+ * code_insn().
  */
-static bool retpath_no_gpr(u8 op2)
+static bool code_no_gpr(u8 op2)
 {
 	switch (op2) {
 	case 0x05: case 0x0b: case 0x0d: case 0x0e:	/* syscall, ud2, prefetch */
@@ -230,21 +230,21 @@ static bool retpath_no_gpr(u8 op2)
 	return false;
 }
 
-/* Which of %rsp and %rbp register number @r is, as retpath_written() says. */
-#define RETPATH_W_RSP		1
-#define RETPATH_W_RBP		2
-static unsigned int retpath_bit(int r)
+/* Which of %rsp and %rbp register number @r is, as code_written() says. */
+#define CODE_W_RSP		1
+#define CODE_W_RBP		2
+static unsigned int code_bit(int r)
 {
-	return r == RETPATH_RSP ? RETPATH_W_RSP :
-	       r == RETPATH_RBP ? RETPATH_W_RBP : 0;
+	return r == CODE_RSP ? CODE_W_RSP :
+	       r == CODE_RBP ? CODE_W_RBP : 0;
 }
 
 /*
- * Which of %rsp and %rbp may the instruction write (RETPATH_W_*)? The
+ * Which of %rsp and %rbp may the instruction write (CODE_W_*)? The
  * stack's own instructions are handled before this is asked. Unknown
  * forms that name the register are taken as writing it.
  */
-static unsigned int retpath_written(struct insn *insn)
+static unsigned int code_written(struct insn *insn)
 {
 	u8 op = insn->opcode.bytes[0], op2 = insn->opcode.bytes[1];
 	u8 rex = insn->rex_prefix.nbytes ? insn->rex_prefix.bytes[0] : 0;
@@ -252,8 +252,8 @@ static unsigned int retpath_written(struct insn *insn)
 	int reg = -1, rm = -1, mreg;
 
 	if (insn->modrm.nbytes) {
-		reg = retpath_modrm_reg(insn);
-		rm = retpath_modrm_rm(insn);
+		reg = code_modrm_reg(insn);
+		rm = code_modrm_rm(insn);
 	}
 	if (insn_is_avx(insn) || insn_is_evex(insn)) {
 		/* Register numbers may be vector registers: low bits only. */
@@ -262,16 +262,16 @@ static unsigned int retpath_written(struct insn *insn)
 					      insn->vex_prefix.nbytes - 1];
 		mreg = ~X86_VEX_V(mreg) & 7;
 		return (insn->modrm.nbytes ?
-			retpath_bit(reg & 7) | retpath_bit(rm & 7) : 0) |
-		       retpath_bit(mreg);
+			code_bit(reg & 7) | code_bit(rm & 7) : 0) |
+		       code_bit(mreg);
 	}
 	if (insn_is_rex2(insn))
-		return RETPATH_W_RSP | RETPATH_W_RBP;
+		return CODE_W_RSP | CODE_W_RBP;
 
 	if (insn->opcode.nbytes == 1) {
 		/* xchg with %rax, mov immediate to a register */
 		if ((op & 0xf8) == 0x90 || (op & 0xf0) == 0xb0)
-			return op != 0x90 ? retpath_bit(embedded) : 0;
+			return op != 0x90 ? code_bit(embedded) : 0;
 		if (!insn->modrm.nbytes)
 			return 0;
 		switch (op) {
@@ -280,66 +280,66 @@ static unsigned int retpath_written(struct insn *insn)
 			return 0;
 		case 0x80: case 0x81: case 0x83:		/* ALU imm */
 			return X86_MODRM_REG(insn->modrm.bytes[0]) != 7 ?
-			       retpath_bit(rm) : 0;
+			       code_bit(rm) : 0;
 		case 0xf6: case 0xf7:		/* test, not, neg, mul, div */
 			mreg = X86_MODRM_REG(insn->modrm.bytes[0]);
-			return mreg == 2 || mreg == 3 ? retpath_bit(rm) : 0;
+			return mreg == 2 || mreg == 3 ? code_bit(rm) : 0;
 		case 0xfe: case 0xff:	/* inc, dec; calls, jumps, push */
 			return X86_MODRM_REG(insn->modrm.bytes[0]) <= 1 ?
-			       retpath_bit(rm) : 0;
+			       code_bit(rm) : 0;
 		case 0x00: case 0x01: case 0x08: case 0x09:	/* op r/m, reg */
 		case 0x10: case 0x11: case 0x18: case 0x19:
 		case 0x20: case 0x21: case 0x28: case 0x29:
 		case 0x30: case 0x31: case 0x88: case 0x89:
 		case 0xc0: case 0xc1: case 0xd0: case 0xd1:	/* shifts */
 		case 0xd2: case 0xd3: case 0xc6: case 0xc7:	/* mov imm */
-			return retpath_bit(rm);
+			return code_bit(rm);
 		case 0x02: case 0x03: case 0x0a: case 0x0b:	/* op reg, r/m */
 		case 0x12: case 0x13: case 0x1a: case 0x1b:
 		case 0x22: case 0x23: case 0x2a: case 0x2b:
 		case 0x32: case 0x33: case 0x63: case 0x69:
 		case 0x6b: case 0x8a: case 0x8b: case 0x8d:
-			return retpath_bit(reg);
+			return code_bit(reg);
 		}
-		return retpath_bit(reg) | retpath_bit(rm);
+		return code_bit(reg) | code_bit(rm);
 	}
 	if (insn->opcode.nbytes == 2 && op == 0x0f) {
 		if (op2 >= 0xc8 && op2 <= 0xcf)			/* bswap */
-			return retpath_bit(embedded);
+			return code_bit(embedded);
 		if ((op2 >= 0x40 && op2 <= 0x4f) ||		/* cmov */
 		    op2 == 0xaf || op2 == 0xb6 || op2 == 0xb7 ||
 		    op2 == 0xbe || op2 == 0xbf || op2 == 0xbc ||
 		    op2 == 0xbd || op2 == 0xb8 || op2 == 0x02 ||
 		    op2 == 0x03 || op2 == 0x50 || op2 == 0xd7 ||
 		    op2 == 0x2c || op2 == 0x2d || op2 == 0xc5)
-			return retpath_bit(reg);
+			return code_bit(reg);
 		if ((op2 >= 0x90 && op2 <= 0x9f) ||		/* setcc */
 		    op2 == 0xa4 || op2 == 0xa5 || op2 == 0xac ||
 		    op2 == 0xad || op2 == 0xab || op2 == 0xb3 ||
 		    op2 == 0xbb || op2 == 0xba || op2 == 0xb0 ||
 		    op2 == 0xb1 || op2 == 0x7e || op2 == 0xc7 ||
 		    op2 == 0x00 || op2 == 0x78)
-			return retpath_bit(rm);
+			return code_bit(rm);
 		if (op2 == 0xc0 || op2 == 0xc1 || op2 == 0x01)	/* xadd */
-			return retpath_bit(reg) | retpath_bit(rm);
+			return code_bit(reg) | code_bit(rm);
 		if (op2 == 0xb2 || op2 == 0xb4 || op2 == 0xb5)	/* lss, lfs, lgs */
-			return retpath_bit(reg);
+			return code_bit(reg);
 		if (op2 == 0xae)	/* rdfsbase, rdgsbase (the rest: memory) */
-			return retpath_bit(rm);
+			return code_bit(rm);
 		if (op2 == 0x1e)	/* rdssp; endbr64 and hint nops do not */
 			return X86_MODRM_REG(insn->modrm.bytes[0]) == 1 ?
-			       retpath_bit(rm) : 0;
-		if (retpath_no_gpr(op2))
+			       code_bit(rm) : 0;
+		if (code_no_gpr(op2))
 			return 0;
 		/* Not known: any register it names may be written. */
-		return retpath_bit(reg) | retpath_bit(rm);
+		return code_bit(reg) | code_bit(rm);
 	}
 	/* Three-byte maps: any named register may be written. */
-	return retpath_bit(reg) | retpath_bit(rm);
+	return code_bit(reg) | code_bit(rm);
 }
 
 /* Is the r/m operand disp(%rsp), with no index? Sets *@disp. */
-static bool retpath_rsp_mem(struct insn *insn, s32 *disp)
+static bool code_rsp_mem(struct insn *insn, s32 *disp)
 {
 	u8 modrm = insn->modrm.bytes[0], sib = insn->sib.bytes[0];
 	u8 rex = insn->rex_prefix.nbytes ? insn->rex_prefix.bytes[0] : 0;
@@ -353,20 +353,20 @@ static bool retpath_rsp_mem(struct insn *insn, s32 *disp)
 }
 
 /* Where a memory operand is. */
-enum retpath_mem {
-	RETPATH_MEM_OTHER,	/* through another register, or RIP */
-	RETPATH_MEM_RSP,	/* disp(%rsp) */
-	RETPATH_MEM_RBP,	/* disp(%rbp) */
-	RETPATH_MEM_STACK,	/* %rsp with an index, or not told apart */
+enum code_mem {
+	CODE_MEM_OTHER,	/* through another register, or RIP */
+	CODE_MEM_RSP,	/* disp(%rsp) */
+	CODE_MEM_RBP,	/* disp(%rbp) */
+	CODE_MEM_STACK,	/* %rsp with an index, or not told apart */
 };
 
 /*
  * The base of the instruction's memory operand, and its displacement in
  * *@disp. Encodings whose register extensions are not in a REX prefix
  * (VEX, EVEX, REX2) are told apart less: whatever may be %rsp is
- * RETPATH_MEM_STACK, whatever may be %rbp is RETPATH_MEM_RBP.
+ * CODE_MEM_STACK, whatever may be %rbp is CODE_MEM_RBP.
  */
-static enum retpath_mem retpath_mem_base(struct insn *insn, s32 *disp)
+static enum code_mem code_mem_base(struct insn *insn, s32 *disp)
 {
 	u8 modrm = insn->modrm.bytes[0], sib = insn->sib.bytes[0];
 	u8 rex = insn->rex_prefix.nbytes ? insn->rex_prefix.bytes[0] : 0;
@@ -378,24 +378,24 @@ static enum retpath_mem retpath_mem_base(struct insn *insn, s32 *disp)
 	if (rm == 4) {
 		if (X86_SIB_BASE(sib) == 4 && !X86_REX_B(rex))
 			return other || X86_SIB_INDEX(sib) != 4 ||
-			       X86_REX_X(rex) ? RETPATH_MEM_STACK :
-						RETPATH_MEM_RSP;
+			       X86_REX_X(rex) ? CODE_MEM_STACK :
+						CODE_MEM_RSP;
 		if (other)
-			return RETPATH_MEM_STACK;
+			return CODE_MEM_STACK;
 		if (X86_SIB_BASE(sib) == 5 && mod && !X86_REX_B(rex) &&
 		    X86_SIB_INDEX(sib) == 4 && !X86_REX_X(rex))
-			return RETPATH_MEM_RBP;
+			return CODE_MEM_RBP;
 		/* An index may reach the frame; %rbp as the base is ours. */
 		return X86_SIB_BASE(sib) == 5 && mod && !X86_REX_B(rex) ?
-		       RETPATH_MEM_STACK : RETPATH_MEM_OTHER;
+		       CODE_MEM_STACK : CODE_MEM_OTHER;
 	}
 	if (rm == 5 && mod && !X86_REX_B(rex))
-		return RETPATH_MEM_RBP;
-	return RETPATH_MEM_OTHER;
+		return CODE_MEM_RBP;
+	return CODE_MEM_OTHER;
 }
 
 /* The bytes an x87 instruction @op, /@sub, writes to memory. */
-static int retpath_x87_written(u8 op, u8 sub)
+static int code_x87_written(u8 op, u8 sub)
 {
 	static const u8 written[4][8] = {
 		{ 0, 0, 4, 4, 0, 0, 28, 2 },	/* d9: fst, fnstenv, fnstcw */
@@ -414,7 +414,7 @@ static int retpath_x87_written(u8 op, u8 sub)
  * and above it can be told (state saves). Reads are listed; what is not
  * is taken as writing, as much as its kind of register holds.
  */
-static int retpath_mem_written(struct insn *insn)
+static int code_mem_written(struct insn *insn)
 {
 	u8 op = insn->opcode.bytes[0], op2 = insn->opcode.bytes[1];
 	u8 sub = X86_MODRM_REG(insn->modrm.bytes[0]);
@@ -440,7 +440,7 @@ static int retpath_mem_written(struct insn *insn)
 		case 0xff:			/* calls, jumps, push: reads */
 			return sub >= 2 ? 0 : 8;
 		case 0xd8 ... 0xdf:
-			return retpath_x87_written(op, sub);
+			return code_x87_written(op, sub);
 		}
 		return 8;
 	}
@@ -466,22 +466,22 @@ static int retpath_mem_written(struct insn *insn)
 /*
  * The way writes @size bytes (-1: any number) at @lo from the base:
  * with %rbp as @fp and @fp_off say, or with anything else (@fp is
- * RETPATH_FP_LOST), resting on a convention if @fp_inferred.
- * RETPATH_FP_SAVED says where a value came from (what a slot held at the
+ * CODE_FP_LOST), resting on a convention if @fp_inferred.
+ * CODE_FP_SAVED says where a value came from (what a slot held at the
  * IP), which a later store there does not change.
  * False if the reading cannot keep track: too far, or too many stores.
  */
-static bool retpath_store(struct retpath_where *w, s64 lo, int size, u8 fp,
-			  s16 fp_off, bool fp_inferred)
+static bool code_store(struct code_where *w, s64 lo, int size, u8 fp,
+		       s16 fp_off, bool fp_inferred)
 {
-	s64 hi = size < 0 ? RETPATH_FRAME_MAX + 8 : lo + size;
+	s64 hi = size < 0 ? CODE_FRAME_MAX + 8 : lo + size;
 	unsigned int i, n = 0;
 
-	if (lo < -RETPATH_FRAME_MAX || lo > RETPATH_FRAME_MAX)
+	if (lo < -CODE_FRAME_MAX || lo > CODE_FRAME_MAX)
 		return false;
-	hi = min_t(s64, hi, RETPATH_FRAME_MAX + 8);
+	hi = min_t(s64, hi, CODE_FRAME_MAX + 8);
 	for (i = 0; i < w->nstores; i++) {
-		struct retpath_store *st = &w->stores[i];
+		struct code_store *st = &w->stores[i];
 
 		/* Written over whole: forgotten. */
 		if (st->lo >= lo && st->hi <= hi)
@@ -491,7 +491,7 @@ static bool retpath_store(struct retpath_where *w, s64 lo, int size, u8 fp,
 		 * (over what was stored between them, which it may hide:
 		 * the reading knows less, never wrongly).
 		 */
-		if (fp == RETPATH_FP_LOST && st->fp == RETPATH_FP_LOST &&
+		if (fp == CODE_FP_LOST && st->fp == CODE_FP_LOST &&
 		    st->lo <= hi && st->hi >= lo) {
 			lo = min_t(s64, lo, st->lo);
 			hi = max_t(s64, hi, st->hi);
@@ -500,9 +500,9 @@ static bool retpath_store(struct retpath_where *w, s64 lo, int size, u8 fp,
 		w->stores[n++] = *st;
 	}
 	w->nstores = n;
-	if (n == RETPATH_STORES)
+	if (n == CODE_STORES)
 		return false;
-	w->stores[w->nstores++] = (struct retpath_store){
+	w->stores[w->nstores++] = (struct code_store){
 		.lo = lo, .hi = hi, .fp = fp, .fp_off = fp_off,
 		.fp_inferred = fp_inferred };
 	return true;
@@ -512,18 +512,18 @@ static bool retpath_store(struct retpath_where *w, s64 lo, int size, u8 fp,
  * A call: the callee may write anything below the stack pointer, and
  * keeps %rbp. What the way stored there is lost.
  */
-static void retpath_call(struct retpath_where *w)
+static void code_call(struct code_where *w)
 {
 	unsigned int i, n = 0;
 
 	w->floor = max(w->floor, w->off);
 	for (i = 0; i < w->nstores; i++) {
-		struct retpath_store *st = &w->stores[i];
+		struct code_store *st = &w->stores[i];
 
 		if (st->hi <= w->off)
 			continue;
 		if (st->lo < w->off)
-			st->fp = RETPATH_FP_LOST;
+			st->fp = CODE_FP_LOST;
 		w->stores[n++] = *st;
 	}
 	w->nstores = n;
@@ -539,11 +539,11 @@ static void retpath_call(struct retpath_where *w)
  * pointer, with a constant offset, only (as a frame record is taken to
  * be the code's own). False if the reading cannot follow the store.
  */
-static bool retpath_mem_store(struct insn *insn, struct retpath_where *w)
+static bool code_mem_store(struct insn *insn, struct code_where *w)
 {
 	u8 rex = insn->rex_prefix.nbytes ? insn->rex_prefix.bytes[0] : 0;
-	int size = retpath_mem_written(insn);
-	u8 fp = RETPATH_FP_LOST;
+	int size = code_mem_written(insn);
+	u8 fp = CODE_FP_LOST;
 	s32 disp;
 
 	if (!size)
@@ -551,30 +551,30 @@ static bool retpath_mem_store(struct insn *insn, struct retpath_where *w)
 	/* mov %rbp, mem: the slot then holds what %rbp held. */
 	if (insn->opcode.nbytes == 1 && insn->opcode.bytes[0] == 0x89 &&
 	    !insn_is_avx(insn) && !insn_is_evex(insn) && !insn_is_rex2(insn) &&
-	    X86_REX_W(rex) && retpath_modrm_reg(insn) == RETPATH_RBP)
+	    X86_REX_W(rex) && code_modrm_reg(insn) == CODE_RBP)
 		fp = w->fp;
-	switch (retpath_mem_base(insn, &disp)) {
-	case RETPATH_MEM_RSP:
-		return retpath_store(w, (s64)w->off + disp, size, fp,
+	switch (code_mem_base(insn, &disp)) {
+	case CODE_MEM_RSP:
+		return code_store(w, (s64)w->off + disp, size, fp,
 				     w->fp_off, w->fp_inferred);
-	case RETPATH_MEM_RBP:
-		if (w->fp != RETPATH_FP_SAME)
+	case CODE_MEM_RBP:
+		if (w->fp != CODE_FP_SAME)
 			break;
-		if (w->base == RETPATH_BASE_FP)
-			return retpath_store(w, disp, size, fp, w->fp_off,
+		if (w->base == CODE_BASE_FP)
+			return code_store(w, disp, size, fp, w->fp_off,
 					     w->fp_inferred);
 		/* Placed against the FP, not the SP: the record's words? */
 		if (size < 0 || (s64)disp + size > 0)
 			w->rec_written = true;
 		break;
-	case RETPATH_MEM_STACK:
+	case CODE_MEM_STACK:
 		/*
 		 * An array of the frame, as compiled code indexes: taken
 		 * not to hold a saved register, a convention.
 		 */
 		w->indexed = true;
 		break;
-	case RETPATH_MEM_OTHER:
+	case CODE_MEM_OTHER:
 		break;
 	}
 	return true;
@@ -585,16 +585,16 @@ static bool retpath_mem_store(struct insn *insn, struct retpath_where *w)
  * and the words below are the way's; a pop or an addition shrinks it.
  * False for a move no frame makes.
  */
-static bool retpath_move(struct retpath_where *w, s64 delta)
+static bool code_move(struct code_where *w, s64 delta)
 {
-	if (delta < -RETPATH_FRAME_MAX || delta > RETPATH_FRAME_MAX)
+	if (delta < -CODE_FRAME_MAX || delta > CODE_FRAME_MAX)
 		return false;
 	if (delta < 0) {
 		w->floor = max(w->floor, w->off);
 		w->grown = true;
 	}
 	delta += w->off;
-	if (delta < -RETPATH_FRAME_MAX || delta > RETPATH_FRAME_MAX)
+	if (delta < -CODE_FRAME_MAX || delta > CODE_FRAME_MAX)
 		return false;
 	w->off = delta;
 	return true;
@@ -606,13 +606,13 @@ static bool retpath_move(struct retpath_where *w, s64 delta)
  * could not place against the FP). The words at and above the FP hold
  * the frame's record.
  */
-static bool retpath_to_fp(struct retpath_where *w, s64 off)
+static bool code_to_fp(struct code_where *w, s64 off)
 {
-	if (w->fp != RETPATH_FP_SAME || w->grown || w->nstores ||
-	    w->rec_written || w->base != RETPATH_BASE_SP ||
-	    off < -RETPATH_FRAME_MAX || off > RETPATH_FRAME_MAX)
+	if (w->fp != CODE_FP_SAME || w->grown || w->nstores ||
+	    w->rec_written || w->base != CODE_BASE_SP ||
+	    off < -CODE_FRAME_MAX || off > CODE_FRAME_MAX)
 		return false;
-	w->base = RETPATH_BASE_FP;
+	w->base = CODE_BASE_FP;
 	w->off = off;
 	w->floor = 0;
 	return true;
@@ -623,17 +623,17 @@ static bool retpath_to_fp(struct retpath_where *w, s64 off)
  * way stored there last, if it did, else from what the slot held at the
  * IP, if the way and its callees cannot have written it.
  */
-static void retpath_load_fp(struct retpath_where *w, s64 slot)
+static void code_load_fp(struct code_where *w, s64 slot)
 {
 	int i;
 
-	w->fp = RETPATH_FP_LOST;
+	w->fp = CODE_FP_LOST;
 	/* An indexed store may have written the slot. */
 	w->fp_inferred = w->indexed;
-	if (slot < -RETPATH_FRAME_MAX || slot > RETPATH_FRAME_MAX)
+	if (slot < -CODE_FRAME_MAX || slot > CODE_FRAME_MAX)
 		return;
 	for (i = w->nstores - 1; i >= 0; i--) {
-		const struct retpath_store *st = &w->stores[i];
+		const struct code_store *st = &w->stores[i];
 
 		if (slot + 8 <= st->lo || slot >= st->hi)
 			continue;
@@ -646,7 +646,7 @@ static void retpath_load_fp(struct retpath_where *w, s64 slot)
 		return;
 	}
 	if (slot >= w->floor) {
-		w->fp = RETPATH_FP_SAVED;
+		w->fp = CODE_FP_SAVED;
 		w->fp_off = slot;
 	}
 }
@@ -655,8 +655,8 @@ static void retpath_load_fp(struct retpath_where *w, s64 slot)
  * Follow one instruction: update @w and say where the way goes on
  * (*@target for a jump or branch).
  */
-static enum retpath_insn retpath_insn(struct insn *insn,
-				      struct retpath_where *w,
+static enum code_insn code_insn(struct insn *insn,
+				struct code_where *w,
 				      unsigned long *target)
 {
 	u8 op = insn->opcode.bytes[0], op2 = insn->opcode.bytes[1];
@@ -668,10 +668,10 @@ static enum retpath_insn retpath_insn(struct insn *insn,
 
 	*target = w->ip + insn->length + insn->immediate.value;
 	if (insn->modrm.nbytes) {
-		reg = retpath_modrm_reg(insn);
-		rm = retpath_modrm_rm(insn);
-		if (rm < 0 && !retpath_mem_store(insn, w))
-			return RETPATH_FAIL;
+		reg = code_modrm_reg(insn);
+		rm = code_modrm_rm(insn);
+		if (rm < 0 && !code_mem_store(insn, w))
+			return CODE_FAIL;
 	}
 	if (insn_is_avx(insn) || insn_is_evex(insn) || insn_is_rex2(insn))
 		goto other;
@@ -679,23 +679,23 @@ static enum retpath_insn retpath_insn(struct insn *insn,
 	if (insn->opcode.nbytes == 2 && op == 0x0f) {
 		/* push and pop of %fs and %gs: the stack's, if a word */
 		if (op2 == 0xa0 || op2 == 0xa8) {
-			if (insn->opnd_bytes != 8 || !retpath_move(w, -8) ||
-			    !retpath_store(w, w->off, 8, RETPATH_FP_LOST, 0, false))
-				return RETPATH_FAIL;
-			return RETPATH_NEXT;
+			if (insn->opnd_bytes != 8 || !code_move(w, -8) ||
+			    !code_store(w, w->off, 8, CODE_FP_LOST, 0, false))
+				return CODE_FAIL;
+			return CODE_NEXT;
 		}
 		if (op2 == 0xa1 || op2 == 0xa9)
-			return insn->opnd_bytes == 8 && retpath_move(w, 8) ?
-			       RETPATH_NEXT : RETPATH_FAIL;
+			return insn->opnd_bytes == 8 && code_move(w, 8) ?
+			       CODE_NEXT : CODE_FAIL;
 		if (op2 >= 0x80 && op2 <= 0x8f)			/* jcc rel32 */
-			return insn->opnd_bytes == 2 ? RETPATH_FAIL :
-						       RETPATH_BRANCH;
+			return insn->opnd_bytes == 2 ? CODE_FAIL :
+						       CODE_BRANCH;
 		if (op2 == 0x0b || op2 == 0xb9 || op2 == 0xff)	/* ud2, ud1, ud0 */
-			return RETPATH_TRAP;
+			return CODE_TRAP;
 		if (op2 == 0x05)				/* syscall */
-			return RETPATH_NEXT;
+			return CODE_NEXT;
 		if (op2 == 0x07 || op2 == 0x34 || op2 == 0x35)	/* sysret... */
-			return RETPATH_FAIL;
+			return CODE_FAIL;
 		goto other;
 	}
 	if (insn->opcode.nbytes != 1)
@@ -703,128 +703,128 @@ static enum retpath_insn retpath_insn(struct insn *insn,
 
 	switch (op) {
 	case 0xc3: case 0xc2:					/* ret */
-		return RETPATH_RETURN;
+		return CODE_RETURN;
 	case 0xe8:						/* call */
-		retpath_call(w);
-		return RETPATH_CALL;
+		code_call(w);
+		return CODE_CALL;
 	case 0xe9: case 0xeb:					/* jmp */
-		return RETPATH_JUMP;
+		return CODE_JUMP;
 	case 0x70 ... 0x7f:					/* jcc */
 	case 0xe0 ... 0xe3:				/* loop, jrcxz */
-		return RETPATH_BRANCH;
+		return CODE_BRANCH;
 	case 0xcc: case 0xcd: case 0xf4:		/* int3, int, hlt */
-		return RETPATH_TRAP;
+		return CODE_TRAP;
 	case 0xc8: case 0xca: case 0xcb: case 0xcf:	/* enter, lret, iret */
-		return RETPATH_FAIL;
+		return CODE_FAIL;
 	case 0x50 ... 0x57:					/* push reg */
 	case 0x68: case 0x6a: case 0x9c:		/* push imm, pushf */
-		if (insn->opnd_bytes != 8 || !retpath_move(w, -8))
-			return RETPATH_FAIL;
+		if (insn->opnd_bytes != 8 || !code_move(w, -8))
+			return CODE_FAIL;
 		/* push %rbp: the slot holds what %rbp holds */
 		if (op == 0x55 && !X86_REX_B(rex))
-			return retpath_store(w, w->off, 8, w->fp, w->fp_off,
+			return code_store(w, w->off, 8, w->fp, w->fp_off,
 					     w->fp_inferred) ?
-			       RETPATH_NEXT : RETPATH_FAIL;
-		return retpath_store(w, w->off, 8, RETPATH_FP_LOST, 0, false) ?
-		       RETPATH_NEXT : RETPATH_FAIL;
+			       CODE_NEXT : CODE_FAIL;
+		return code_store(w, w->off, 8, CODE_FP_LOST, 0, false) ?
+		       CODE_NEXT : CODE_FAIL;
 	case 0x58 ... 0x5f:					/* pop reg */
 	case 0x9d:						/* popf */
 		if (insn->opnd_bytes != 8)
-			return RETPATH_FAIL;
+			return CODE_FAIL;
 		if (op == 0x5c && !X86_REX_B(rex))		/* pop %rsp */
-			return RETPATH_FAIL;
+			return CODE_FAIL;
 		if (op == 0x5d && !X86_REX_B(rex))		/* pop %rbp */
-			retpath_load_fp(w, w->off);
-		return retpath_move(w, 8) ? RETPATH_NEXT : RETPATH_FAIL;
+			code_load_fp(w, w->off);
+		return code_move(w, 8) ? CODE_NEXT : CODE_FAIL;
 	case 0x8f:				/* pop r/m, a register only */
-		if (insn->opnd_bytes != 8 || rm < 0 || rm == RETPATH_RSP)
-			return RETPATH_FAIL;
-		if (rm == RETPATH_RBP)
-			retpath_load_fp(w, w->off);
-		return retpath_move(w, 8) ? RETPATH_NEXT : RETPATH_FAIL;
+		if (insn->opnd_bytes != 8 || rm < 0 || rm == CODE_RSP)
+			return CODE_FAIL;
+		if (rm == CODE_RBP)
+			code_load_fp(w, w->off);
+		return code_move(w, 8) ? CODE_NEXT : CODE_FAIL;
 	case 0xc9:						/* leave */
-		if (!retpath_to_fp(w, 0))
-			return RETPATH_FAIL;
-		retpath_load_fp(w, 0);
-		return retpath_move(w, 8) ? RETPATH_NEXT : RETPATH_FAIL;
+		if (!code_to_fp(w, 0))
+			return CODE_FAIL;
+		code_load_fp(w, 0);
+		return code_move(w, 8) ? CODE_NEXT : CODE_FAIL;
 	case 0xff:
 		switch (X86_MODRM_REG(modrm)) {
 		case 2: case 3:					/* call */
-			retpath_call(w);
-			return RETPATH_CALL;
+			code_call(w);
+			return CODE_CALL;
 		case 4:						/* jmp */
 			/* Through memory at a RIP offset: a tail call. */
 			if (X86_MODRM_MOD(modrm) == 0 && X86_MODRM_RM(modrm) == 5)
-				return RETPATH_TAIL_CALL;
-			return RETPATH_INDIRECT;
+				return CODE_TAIL_CALL;
+			return CODE_INDIRECT;
 		case 5:
-			return RETPATH_FAIL;
+			return CODE_FAIL;
 		case 6:						/* push */
-			if (insn->opnd_bytes != 8 || !retpath_move(w, -8) ||
-			    !retpath_store(w, w->off, 8, RETPATH_FP_LOST, 0, false))
-				return RETPATH_FAIL;
-			return RETPATH_NEXT;
+			if (insn->opnd_bytes != 8 || !code_move(w, -8) ||
+			    !code_store(w, w->off, 8, CODE_FP_LOST, 0, false))
+				return CODE_FAIL;
+			return CODE_NEXT;
 		}
 		break;
 	case 0x81: case 0x83:				/* add/sub imm, %rsp */
-		if (rm != RETPATH_RSP)
+		if (rm != CODE_RSP)
 			break;
 		if (!X86_REX_W(rex))
-			return RETPATH_FAIL;
+			return CODE_FAIL;
 		switch (X86_MODRM_REG(modrm)) {
 		case 0:
-			return retpath_move(w, insn->immediate.value) ?
-			       RETPATH_NEXT : RETPATH_FAIL;
+			return code_move(w, insn->immediate.value) ?
+			       CODE_NEXT : CODE_FAIL;
 		case 5:
-			return retpath_move(w, -(s64)insn->immediate.value) ?
-			       RETPATH_NEXT : RETPATH_FAIL;
+			return code_move(w, -(s64)insn->immediate.value) ?
+			       CODE_NEXT : CODE_FAIL;
 		case 7:
-			return RETPATH_NEXT;
+			return CODE_NEXT;
 		}
-		return RETPATH_FAIL;
+		return CODE_FAIL;
 	case 0x8d:					/* lea disp(%rsp/%rbp), %rsp */
-		if (reg != RETPATH_RSP)
+		if (reg != CODE_RSP)
 			break;
 		if (!X86_REX_W(rex) || insn->addr_bytes != 8)
-			return RETPATH_FAIL;
-		if (retpath_rsp_mem(insn, &disp))
-			return retpath_move(w, disp) ? RETPATH_NEXT :
-						       RETPATH_FAIL;
+			return CODE_FAIL;
+		if (code_rsp_mem(insn, &disp))
+			return code_move(w, disp) ? CODE_NEXT :
+						       CODE_FAIL;
 		if (X86_MODRM_MOD(modrm) != 0 && X86_MODRM_MOD(modrm) != 3 &&
 		    X86_MODRM_RM(modrm) == 5 && !X86_REX_B(rex) &&
-		    retpath_to_fp(w, insn->displacement.value))
-			return RETPATH_NEXT;
-		return RETPATH_FAIL;
+		    code_to_fp(w, insn->displacement.value))
+			return CODE_NEXT;
+		return CODE_FAIL;
 	case 0x89: case 0x8b:				/* mov %rbp, %rsp */
-		if ((op == 0x89 && rm == RETPATH_RSP && reg == RETPATH_RBP) ||
-		    (op == 0x8b && reg == RETPATH_RSP && rm == RETPATH_RBP)) {
-			if (!X86_REX_W(rex) || !retpath_to_fp(w, 0))
-				return RETPATH_FAIL;
-			return RETPATH_NEXT;
+		if ((op == 0x89 && rm == CODE_RSP && reg == CODE_RBP) ||
+		    (op == 0x8b && reg == CODE_RSP && rm == CODE_RBP)) {
+			if (!X86_REX_W(rex) || !code_to_fp(w, 0))
+				return CODE_FAIL;
+			return CODE_NEXT;
 		}
 		/* mov disp(%rsp), %rbp: the caller's, from its slot */
-		if (op == 0x8b && reg == RETPATH_RBP && X86_REX_W(rex) &&
-		    retpath_rsp_mem(insn, &disp)) {
-			retpath_load_fp(w, (s64)w->off + disp);
-			return RETPATH_NEXT;
+		if (op == 0x8b && reg == CODE_RBP && X86_REX_W(rex) &&
+		    code_rsp_mem(insn, &disp)) {
+			code_load_fp(w, (s64)w->off + disp);
+			return CODE_NEXT;
 		}
 		break;
 	}
 other:
-	written = retpath_written(insn);
-	if (written & RETPATH_W_RSP)
-		return RETPATH_FAIL;
-	if (written & RETPATH_W_RBP)
-		w->fp = RETPATH_FP_LOST;
-	return RETPATH_NEXT;
+	written = code_written(insn);
+	if (written & CODE_W_RSP)
+		return CODE_FAIL;
+	if (written & CODE_W_RBP)
+		w->fp = CODE_FP_LOST;
+	return CODE_NEXT;
 }
 
 /* Do two ways agree on the frame at a return? */
-static bool retpath_same(const struct retpath_where *a,
-			 const struct retpath_where *b)
+static bool code_same(const struct code_where *a,
+		      const struct code_where *b)
 {
 	return a->off == b->off && a->base == b->base && a->fp == b->fp &&
-	       (a->fp != RETPATH_FP_SAVED || a->fp_off == b->fp_off);
+	       (a->fp != CODE_FP_SAVED || a->fp_off == b->fp_off);
 }
 
 /*
@@ -834,11 +834,11 @@ static bool retpath_same(const struct retpath_where *a,
  * other not: the register is popped after, either way. Where the
  * caller's %rbp was popped from must agree.
  */
-static bool retpath_meet(const struct retpath_where *a,
-			 const struct retpath_where *b)
+static bool code_meet(const struct code_where *a,
+		      const struct code_where *b)
 {
-	bool a_saved = a->fp == RETPATH_FP_SAVED;
-	bool b_saved = b->fp == RETPATH_FP_SAVED;
+	bool a_saved = a->fp == CODE_FP_SAVED;
+	bool b_saved = b->fp == CODE_FP_SAVED;
 
 	if (a->off != b->off || a->base != b->base || a_saved != b_saved)
 		return false;
@@ -846,25 +846,25 @@ static bool retpath_meet(const struct retpath_where *a,
 }
 
 /* Did two stores write the same bytes alike? */
-static bool retpath_same_store(const struct retpath_store *x,
-			       const struct retpath_store *y)
+static bool code_same_store(const struct code_store *x,
+			    const struct code_store *y)
 {
 	return x->lo == y->lo && x->hi == y->hi && x->fp == y->fp &&
 	       x->fp_inferred == y->fp_inferred &&
-	       (x->fp != RETPATH_FP_SAVED || x->fp_off == y->fp_off);
+	       (x->fp != CODE_FP_SAVED || x->fp_off == y->fp_off);
 }
 
 /* Does @w know what @y stored, or know it holds a value? */
-static bool retpath_knows_store(const struct retpath_where *w,
-				const struct retpath_store *y)
+static bool code_knows_store(const struct code_where *w,
+			     const struct code_store *y)
 {
 	unsigned int i;
 
 	for (i = 0; i < w->nstores; i++) {
-		const struct retpath_store *x = &w->stores[i];
+		const struct code_store *x = &w->stores[i];
 
-		if (retpath_same_store(x, y) ||
-		    (x->fp == RETPATH_FP_LOST && x->lo <= y->lo &&
+		if (code_same_store(x, y) ||
+		    (x->fp == CODE_FP_LOST && x->lo <= y->lo &&
 		     x->hi >= y->hi))
 			return true;
 	}
@@ -876,34 +876,34 @@ static bool retpath_knows_store(const struct retpath_where *w,
  * way did not make alike becomes a store of a value. Return: 1 if @a
  * changed, 0 if not, -1 if the stores do not fit.
  */
-static int retpath_merge_stores(struct retpath_where *a,
-				const struct retpath_where *b)
+static int code_merge_stores(struct code_where *a,
+			     const struct code_where *b)
 {
 	unsigned int i, j;
 	int changed = 0;
 
 	for (i = 0; i < a->nstores; i++) {
-		struct retpath_store *x = &a->stores[i];
+		struct code_store *x = &a->stores[i];
 
-		if (x->fp == RETPATH_FP_LOST)
+		if (x->fp == CODE_FP_LOST)
 			continue;
 		for (j = 0; j < b->nstores; j++)
-			if (retpath_same_store(x, &b->stores[j]))
+			if (code_same_store(x, &b->stores[j]))
 				break;
 		if (j == b->nstores) {
-			x->fp = RETPATH_FP_LOST;
+			x->fp = CODE_FP_LOST;
 			changed = 1;
 		}
 	}
 	for (j = 0; j < b->nstores; j++) {
-		const struct retpath_store *y = &b->stores[j];
+		const struct code_store *y = &b->stores[j];
 
-		if (retpath_knows_store(a, y))
+		if (code_knows_store(a, y))
 			continue;
-		if (a->nstores == RETPATH_STORES)
+		if (a->nstores == CODE_STORES)
 			return -1;
-		a->stores[a->nstores++] = (struct retpath_store){
-			.lo = y->lo, .hi = y->hi, .fp = RETPATH_FP_LOST };
+		a->stores[a->nstores++] = (struct code_store){
+			.lo = y->lo, .hi = y->hi, .fp = CODE_FP_LOST };
 		changed = 1;
 	}
 	return changed;
@@ -913,8 +913,8 @@ static int retpath_merge_stores(struct retpath_where *a,
  * Does @a assume no more about the frame's words than @b: as many may
  * have been written?
  */
-static bool retpath_covers(const struct retpath_where *a,
-			   const struct retpath_where *b)
+static bool code_covers(const struct code_where *a,
+			const struct code_where *b)
 {
 	return a->floor >= b->floor && (a->grown || !b->grown) &&
 	       (a->rec_written || !b->rec_written) &&
@@ -923,10 +923,10 @@ static bool retpath_covers(const struct retpath_where *a,
 }
 
 /* How a reading, or one way of it, ends. */
-enum retpath_end {
-	RETPATH_DONE,		/* the way ended: a return, a trap, a meeting */
-	RETPATH_FULL,		/* the reading spent its budget or tables */
-	RETPATH_GIVE_UP,	/* the code cannot be followed, or ways disagree */
+enum code_end {
+	CODE_DONE,		/* the way ended: a return, a trap, a meeting */
+	CODE_FULL,		/* the reading spent its budget or tables */
+	CODE_GIVE_UP,	/* the code cannot be followed, or ways disagree */
 };
 
 /*
@@ -938,36 +938,36 @@ enum retpath_end {
  * knowing what both ways know.
  *
  * A load of %rbp from the frame is taken for the caller's %rbp, restored
- * (retpath_load_fp()); it may be a local that a function using %rbp for
+ * (code_load_fp()); it may be a local that a function using %rbp for
  * its own values loads on one way only. From where the ways meet, the
  * caller's %rbp is known again only where a pop restores it: a return
  * that comes before says nothing, and the reading gives up there.
  */
-static int retpath_mark(struct retpath *rp, const struct retpath_where *w,
-			unsigned int *idx)
+static int code_mark(struct code_reading *rp, const struct code_where *w,
+		     unsigned int *idx)
 {
 	unsigned int i;
 	int merged;
 	bool meet;
 
 	for (i = 0; i < rp->nseen; i++) {
-		struct retpath_where *seen = &rp->seen[i];
+		struct code_where *seen = &rp->seen[i];
 
 		if (seen->ip != w->ip)
 			continue;
 		if (seen->off != w->off || seen->base != w->base)
 			return -1;
-		merged = retpath_merge_stores(seen, w);
+		merged = code_merge_stores(seen, w);
 		if (merged < 0)
 			return -1;
-		meet = retpath_meet(seen, w);
+		meet = code_meet(seen, w);
 		/* Lost is the least a way knows. */
-		if (!merged && (meet || seen->fp == RETPATH_FP_LOST) &&
-		    retpath_covers(seen, w))
+		if (!merged && (meet || seen->fp == CODE_FP_LOST) &&
+		    code_covers(seen, w))
 			return 0;
 		/* Each time, less is known: followed a few times at most. */
 		if (!meet)
-			seen->fp = RETPATH_FP_LOST;
+			seen->fp = CODE_FP_LOST;
 		seen->floor = max(seen->floor, w->floor);
 		seen->grown |= w->grown;
 		seen->rec_written |= w->rec_written;
@@ -976,7 +976,7 @@ static int retpath_mark(struct retpath *rp, const struct retpath_where *w,
 		*idx = i;
 		return 2;
 	}
-	if (rp->nseen == RETPATH_SEEN)
+	if (rp->nseen == CODE_SEEN)
 		return -2;
 	rp->seen[rp->nseen++] = *w;
 	return 1;
@@ -994,7 +994,7 @@ static int retpath_mark(struct retpath *rp, const struct retpath_where *w,
  * subtraction next (only with arguments on the stack, or alloca()); then
  * the reading may give up too.
  */
-static bool retpath_no_return(const struct insn *insn)
+static bool code_no_return(const struct insn *insn)
 {
 	u8 op = insn->opcode.bytes[0], modrm = insn->modrm.bytes[0];
 
@@ -1017,18 +1017,18 @@ static bool retpath_no_return(const struct insn *insn)
  * (@rem 0), one word off at a return (@rem 8)? Then the way ran into
  * another function. Only offsets from the frame's stack pointer tell.
  */
-static bool retpath_misaligned(const struct retpath *rp,
-			       const struct retpath_where *w, unsigned int rem)
+static bool code_misaligned(const struct code_reading *rp,
+			    const struct code_where *w, unsigned int rem)
 {
-	return w->base == RETPATH_BASE_SP &&
+	return w->base == CODE_BASE_SP &&
 	       ((rp->sp_low + w->off) & 15) != rem;
 }
 
 /* Follow one way from @w to its end. */
-static enum retpath_end retpath_follow(struct retpath *rp,
-				       struct retpath_where w)
+static enum code_end code_follow(struct code_reading *rp,
+				 struct code_where w)
 {
-	struct retpath_where next;
+	struct code_where next;
 	unsigned long target;
 	bool after_call = !rp->insns;
 	struct insn insn;
@@ -1037,15 +1037,15 @@ static enum retpath_end retpath_follow(struct retpath *rp,
 
 	for (;;) {
 		if (++rp->insns > rp->budget)
-			return RETPATH_FULL;
+			return CODE_FULL;
 		/* What user code makes long is preemptible and killable. */
-		if (!(rp->insns % RETPATH_RESCHED)) {
+		if (!(rp->insns % CODE_RESCHED)) {
 			if (fatal_signal_pending(current))
-				return RETPATH_GIVE_UP;
+				return CODE_GIVE_UP;
 			cond_resched();
 		}
-		if (!retpath_decode(rp, w.ip, &insn))
-			return RETPATH_GIVE_UP;
+		if (!code_decode(rp, w.ip, &insn))
+			return CODE_GIVE_UP;
 		/*
 		 * After a call, or at the IP itself (a return address, or
 		 * after a system call): at padding or another function's
@@ -1053,75 +1053,75 @@ static enum retpath_end retpath_follow(struct retpath *rp,
 		 * instruction: nothing can be known). What compilers emit
 		 * says so: a convention, which marks the frame.
 		 */
-		if (after_call && retpath_no_return(&insn)) {
+		if (after_call && code_no_return(&insn)) {
 			if (rp->insns == 1)
-				return RETPATH_GIVE_UP;
+				return CODE_GIVE_UP;
 			rp->inferred = true;
-			return RETPATH_DONE;
+			return CODE_DONE;
 		}
 		after_call = false;
-		switch (retpath_insn(&insn, &w, &target)) {
-		case RETPATH_CALL:
+		switch (code_insn(&insn, &w, &target)) {
+		case CODE_CALL:
 			/* The psABI's alignment, a convention, tells. */
-			if (retpath_misaligned(rp, &w, 0)) {
+			if (code_misaligned(rp, &w, 0)) {
 				rp->inferred = true;
-				return RETPATH_DONE;
+				return CODE_DONE;
 			}
 			after_call = true;
 			fallthrough;
-		case RETPATH_NEXT:
+		case CODE_NEXT:
 			w.ip += insn.length;
 			break;
-		case RETPATH_JUMP:
+		case CODE_JUMP:
 			w.ip = target;
-			mark = retpath_mark(rp, &w, &idx);
+			mark = code_mark(rp, &w, &idx);
 			if (mark == 0)
-				return RETPATH_DONE;
+				return CODE_DONE;
 			if (mark < 0)
-				return mark == -2 ? RETPATH_FULL : RETPATH_GIVE_UP;
+				return mark == -2 ? CODE_FULL : CODE_GIVE_UP;
 			if (mark == 2)
 				w = rp->seen[idx];
 			break;
-		case RETPATH_BRANCH:
+		case CODE_BRANCH:
 			next = w;
 			next.ip = target;
-			mark = retpath_mark(rp, &next, &idx);
+			mark = code_mark(rp, &next, &idx);
 			if (mark == -1)
-				return RETPATH_GIVE_UP;
-			if (mark == -2 || (mark && rp->ntodo == RETPATH_TODO))
-				return RETPATH_FULL;
+				return CODE_GIVE_UP;
+			if (mark == -2 || (mark && rp->ntodo == CODE_TODO))
+				return CODE_FULL;
 			if (mark)
 				rp->todo[rp->ntodo++] = mark == 2 ? idx :
 								rp->nseen - 1;
 			w.ip += insn.length;
 			break;
-		case RETPATH_TAIL_CALL:
+		case CODE_TAIL_CALL:
 			/* Through a pointer the code keeps: a convention. */
 			rp->inferred = true;
 			fallthrough;
-		case RETPATH_RETURN:
-			if (retpath_misaligned(rp, &w, 8)) {
+		case CODE_RETURN:
+			if (code_misaligned(rp, &w, 8)) {
 				rp->inferred = true;
-				return RETPATH_DONE;
+				return CODE_DONE;
 			}
-			if (w.fp == RETPATH_FP_LOST ||
-			    (rp->found && !retpath_same(&rp->out, &w)))
-				return RETPATH_GIVE_UP;
+			if (w.fp == CODE_FP_LOST ||
+			    (rp->found && !code_same(&rp->out, &w)))
+				return CODE_GIVE_UP;
 			rp->inferred |= w.fp_inferred;
 			rp->out = w;
 			rp->found = true;
-			return RETPATH_DONE;
-		case RETPATH_TRAP:
-			return RETPATH_DONE;
-		case RETPATH_INDIRECT:
+			return CODE_DONE;
+		case CODE_TRAP:
+			return CODE_DONE;
+		case CODE_INDIRECT:
 			/*
 			 * Its targets are taken to be the function's own,
 			 * which other ways tell: a convention.
 			 */
 			rp->inferred = true;
-			return RETPATH_DONE;
+			return CODE_DONE;
 		default:
-			return RETPATH_GIVE_UP;
+			return CODE_GIVE_UP;
 		}
 	}
 }
@@ -1134,14 +1134,14 @@ static enum retpath_end retpath_follow(struct retpath *rp,
  * agree (a way run into another function ends at its first call or
  * return).
  */
-static enum unwind_retpath_found retpath_read(struct retpath *rp,
-					      unsigned long ip,
+static enum unwind_code_found code_read(struct code_reading *rp,
+					unsigned long ip,
 					      unsigned long sp,
 					      unsigned long lo,
 					      unsigned long hi)
 {
-	struct retpath_where w = { .ip = ip };
-	enum retpath_end end;
+	struct code_where w = { .ip = ip };
+	enum code_end end;
 
 	rp->lo = lo;
 	rp->hi = min(hi, TASK_SIZE_MAX);
@@ -1153,25 +1153,25 @@ static enum unwind_retpath_found retpath_read(struct retpath *rp,
 	rp->found = false;
 	rp->inferred = false;
 	rp->sp_low = sp & 15;
-	end = retpath_follow(rp, w);
-	while (end == RETPATH_DONE && rp->ntodo)
-		end = retpath_follow(rp, rp->seen[rp->todo[--rp->ntodo]]);
-	if (!rp->found || rp->out.off < 0 || end == RETPATH_GIVE_UP)
-		return UNWIND_RETPATH_NONE;
-	if (end == RETPATH_FULL || rp->inferred)
-		return UNWIND_RETPATH_INFERRED;
-	return UNWIND_RETPATH_EXACT;
+	end = code_follow(rp, w);
+	while (end == CODE_DONE && rp->ntodo)
+		end = code_follow(rp, rp->seen[rp->todo[--rp->ntodo]]);
+	if (!rp->found || rp->out.off < 0 || end == CODE_GIVE_UP)
+		return UNWIND_CODE_NONE;
+	if (end == CODE_FULL || rp->inferred)
+		return UNWIND_CODE_INFERRED;
+	return UNWIND_CODE_EXACT;
 }
 
 /**
- * arch_unwind_user_retpath - the frame at an IP, read from its code
+ * arch_unwind_user_code_frame - the frame at an IP, read from its code
  * @state:	the walk (64-bit tasks), at the frame: state->ip, and the
  *		frame's SP and FP, which the description is relative to;
- *		state->retpath_start and _end, the mapping that holds the
+ *		state->code_start and _end, the mapping that holds the
  *		code, which the reading does not leave
  * @frame:	receives the description: CFA, return address and caller's
  *		frame pointer
- * @scratch:	ARCH_UNWIND_RETPATH_SCRATCH bytes for the reading, which
+ * @scratch:	ARCH_UNWIND_CODE_SCRATCH bytes for the reading, which
  *		its caller keeps with the task: more than the walk's stack
  *		should hold, and not worth an allocation per frame
  * @budget:	instructions the walk may still decode; the reading takes
@@ -1180,37 +1180,37 @@ static enum unwind_retpath_found retpath_read(struct retpath *rp,
  *
  * Context: Task context, page faults allowed. The reading gives the CPU
  * up as it goes, and gives up for a fatal signal.
- * Return: UNWIND_RETPATH_EXACT if every way from the IP to the
+ * Return: UNWIND_CODE_EXACT if every way from the IP to the
  * function's return was followed and they agree on the frame;
- * UNWIND_RETPATH_INFERRED if they agree but a step rests on a convention
+ * UNWIND_CODE_INFERRED if they agree but a step rests on a convention
  * (a way ended by the psABI's alignment, by what follows a call that does
  * not return, at an indirect jump or tail call, by an indexed store, or
  * ways not followed in a function too large to read whole);
- * UNWIND_RETPATH_NONE if the reading gave up.
+ * UNWIND_CODE_NONE if the reading gave up.
  */
-enum unwind_retpath_found
-arch_unwind_user_retpath(struct unwind_user_state *state,
-			 struct unwind_user_frame *frame, void *scratch,
+enum unwind_code_found
+arch_unwind_user_code_frame(struct unwind_user_state *state,
+			    struct unwind_user_frame *frame, void *scratch,
 			 unsigned int *budget)
 {
-	struct retpath *rp = scratch;
-	enum unwind_retpath_found found;
+	struct code_reading *rp = scratch;
+	enum unwind_code_found found;
 	s32 cfa_off;
 
-	BUILD_BUG_ON(sizeof(*rp) > ARCH_UNWIND_RETPATH_SCRATCH);
-	rp->budget = min_t(unsigned int, *budget, RETPATH_INSNS);
-	found = retpath_read(rp, state->ip, state->sp, state->retpath_start,
-			     state->retpath_end);
+	BUILD_BUG_ON(sizeof(*rp) > ARCH_UNWIND_CODE_SCRATCH);
+	rp->budget = min_t(unsigned int, *budget, CODE_INSNS);
+	found = code_read(rp, state->ip, state->sp, state->code_start,
+			  state->code_end);
 	*budget -= min(rp->insns, *budget);
-	if (found == UNWIND_RETPATH_NONE)
+	if (found == UNWIND_CODE_NONE)
 		return found;
 	cfa_off = rp->out.off + 8;
 	frame->cfa = (struct unwind_user_loc){
-		rp->out.base == RETPATH_BASE_FP ? UNWIND_USER_RULE_FP :
+		rp->out.base == CODE_BASE_FP ? UNWIND_USER_RULE_FP :
 						  UNWIND_USER_RULE_SP,
 		false, cfa_off };
 	frame->ra = (struct unwind_user_loc){ UNWIND_USER_RULE_CFA, true, -8 };
-	if (rp->out.fp == RETPATH_FP_SAVED)
+	if (rp->out.fp == CODE_FP_SAVED)
 		frame->fp = (struct unwind_user_loc){
 			UNWIND_USER_RULE_CFA, true, rp->out.fp_off - cfa_off };
 	else

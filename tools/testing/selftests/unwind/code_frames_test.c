@@ -513,7 +513,7 @@ TEST(same_each_time)
 static int code_file(const void *start_addr, const void *end_addr)
 {
 	const char *start = start_addr, *end = end_addr;
-	int fd = memfd_create("retpath_code", MFD_CLOEXEC);
+	int fd = memfd_create("code_code", MFD_CLOEXEC);
 
 	if (fd < 0)
 		return -1;
@@ -595,7 +595,7 @@ TEST(kept_failure_read_again)
  * at the address it is given, where the code now is narrow_read(), and
  * reads through it. Exits 0 if the walk found the caller.
  */
-#define EXEC_CODE_ENV	"RETPATH_TEST_CODE"
+#define EXEC_CODE_ENV	"CODE_FRAMES_TEST_CODE"
 
 __attribute__((constructor)) static void exec_code_read(void)
 {
@@ -626,12 +626,12 @@ __attribute__((constructor)) static void exec_code_read(void)
  */
 TEST(copies_dropped_at_exec)
 {
-	int fd = memfd_create("retpath_exec_code", 0), status;
+	int fd = memfd_create("code_exec_code", 0), status;
 	size_t wide = (char *)wide_read_end - (char *)wide_read;
 	size_t narrow = (char *)narrow_read_end - (char *)narrow_read;
 	char env[64];
 	char *const envp[] = { env, NULL };
-	char *const argv[] = { "retpath_test", NULL };
+	char *const argv[] = { "code_frames_test", NULL };
 	void *at;
 	pid_t pid;
 
@@ -669,7 +669,7 @@ TEST(copies_dropped_at_exec)
 }
 
 #define UPROBE_EVENTS	"/sys/kernel/tracing/uprobe_events"
-#define UPROBE_ENABLE	"/sys/kernel/tracing/events/retpath_test/idle/enable"
+#define UPROBE_ENABLE	"/sys/kernel/tracing/events/code_frames_test/idle/enable"
 
 /* Set (or remove) an enabled uprobe on glibc_read(), never called here. */
 static int idle_uprobe(bool set)
@@ -682,7 +682,7 @@ static int idle_uprobe(bool set)
 
 	if (!set) {
 		ut_write(UPROBE_ENABLE, "0");
-		return ut_write(UPROBE_EVENTS, "-:retpath_test/idle\n");
+		return ut_write(UPROBE_EVENTS, "-:code_frames_test/idle\n");
 	}
 	f = fopen("/proc/self/maps", "r");
 	if (n < 0 || !f)
@@ -691,7 +691,7 @@ static int idle_uprobe(bool set)
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%lx-%lx %*s %lx", &start, &end, &off) == 3 &&
 		    addr >= start && addr < end && strstr(line, exe)) {
-			snprintf(probe, sizeof(probe), "p:retpath_test/idle %s:%#lx\n",
+			snprintf(probe, sizeof(probe), "p:code_frames_test/idle %s:%#lx\n",
 				 exe, addr - start + off);
 			ret = 0;
 			break;
@@ -711,7 +711,7 @@ static int idle_uprobe(bool set)
  */
 TEST(not_kept_with_uprobes)
 {
-	int fd = memfd_create("retpath_uprobe_code", 0);
+	int fd = memfd_create("code_uprobe_code", 0);
 	size_t wide = (char *)wide_read_end - (char *)wide_read;
 	size_t narrow = (char *)narrow_read_end - (char *)narrow_read;
 	void *at;

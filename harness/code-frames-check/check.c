@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Host check of the x86-64 return-path reader (unwind_user_retpath.c),
+ * Host check of the x86-64 return-path reader (unwind_user_code.c),
  * built from the kernel's own source with stand-in headers: reads the
  * frame at each address given on stdin in an ELF file's code, with the
  * stack pointer there (mod 16: the reading checks the stack's alignment),
@@ -11,7 +11,7 @@
  *   -> "ADDR -" (given up), or "ADDR sp|fp CFA_OFF same|c-N exact|inferred"
  *
  * Each reading gets a walk's whole budget of instructions, 320 as
- * UNWIND_RETPATH_WALK_INSNS in kernel/unwind/retpath.c.
+ * UNWIND_CODE_WALK_INSNS in kernel/unwind/code.c.
  */
 #include <elf.h>
 #include <fcntl.h>
@@ -29,7 +29,7 @@ static const Elf64_Phdr *phdrs;
 static unsigned int nphdrs;
 
 /* Copy what the file maps at @addr: its loadable, executable segments. */
-unsigned long retpath_user_read(void *dst, unsigned long addr, unsigned long n)
+unsigned long code_user_read(void *dst, unsigned long addr, unsigned long n)
 {
 	unsigned int i;
 
@@ -70,8 +70,8 @@ static void code_mapping(unsigned long addr, unsigned long *start,
 
 int main(int argc, char **argv)
 {
-	static char scratch[ARCH_UNWIND_RETPATH_SCRATCH];
-	enum unwind_retpath_found found;
+	static char scratch[ARCH_UNWIND_CODE_SCRATCH];
+	enum unwind_code_found found;
 	struct unwind_user_state state;
 	struct unwind_user_frame frame;
 	unsigned int budget;
@@ -102,11 +102,11 @@ int main(int argc, char **argv)
 		state.ip = addr;
 		state.sp = sp;
 		state.ws = 8;
-		code_mapping(addr, &state.retpath_start, &state.retpath_end);
+		code_mapping(addr, &state.code_start, &state.code_end);
 		budget = 320;
-		found = arch_unwind_user_retpath(&state, &frame, scratch,
+		found = arch_unwind_user_code_frame(&state, &frame, scratch,
 						 &budget);
-		if (found == UNWIND_RETPATH_NONE) {
+		if (found == UNWIND_CODE_NONE) {
 			printf("%lx -\n", addr);
 			continue;
 		}
@@ -117,7 +117,7 @@ int main(int argc, char **argv)
 			printf("same");
 		else
 			printf("c%d", frame.fp.off);
-		printf(" %s\n", found == UNWIND_RETPATH_EXACT ? "exact" :
+		printf(" %s\n", found == UNWIND_CODE_EXACT ? "exact" :
 							    "inferred");
 	}
 	return 0;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Host stand-in for the kernel's uaccess.h: "user memory" is the code of
- * the ELF file check.c loaded (retpath_user_read()).
+ * the ELF file check.c loaded (code_user_read()).
  */
 #ifndef _SHIM_LINUX_UACCESS_H
 #define _SHIM_LINUX_UACCESS_H
@@ -9,10 +9,10 @@
 #include <linux/compiler.h>
 #define __user
 #define TASK_SIZE_MAX	((1UL << 47) - 4096)
-unsigned long retpath_user_read(void *dst, unsigned long addr, unsigned long n);
+unsigned long code_user_read(void *dst, unsigned long addr, unsigned long n);
 static inline unsigned long copy_from_user(void *dst, const void __user *src,
 					   unsigned long n)
 {
-	return n - retpath_user_read(dst, (unsigned long)src, n);
+	return n - code_user_read(dst, (unsigned long)src, n);
 }
 #endif
