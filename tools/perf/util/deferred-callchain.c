@@ -8,6 +8,11 @@
  * belongs to an earlier entry whose record was lost. The last record of
  * each thread is kept as well: a sample taken late in an entry, after the
  * record was written, carries the same cookie and is stitched to it.
+ *
+ * Without time order (perf report --disable-order, --stats), a sample may
+ * come after records of later entries of its thread (its buffer's events
+ * read after another CPU's): every record of a thread is kept then, until
+ * the end of the session, so that such a sample finds its own.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -32,11 +37,21 @@
 /* Its flag for entries that are not code addresses (prctl.h). */
 #define UNWIND_REPORT_OPAQUE	1
 
+/* A record of a thread before its last one, kept without time order. */
+struct deferred_record {
+	struct list_head	node;		/* in deferred_thread.earlier */
+	u64			cookie;
+	u64			nr;
+	u64			*ips;
+};
+
 struct deferred_thread {
 	struct list_head	pending;	/* deferred_sample.thread_node */
 	u64			cookie;		/* last record's; 0: none yet */
 	u64			nr;
 	u64			*ips;
+	/* Earlier records, newest first (unordered sessions only). */
+	struct list_head	earlier;	/* deferred_record.node */
 	/*
 	 * Samples of the last record's cookie, complete but for the frames
 	 * the runtime may report for it (only if the session has the
@@ -109,6 +124,40 @@ struct deferred_callchains *deferred_callchains__new(struct evlist *evlist,
 	return dc;
 }
 
+/* Free a thread's state: its records and reports, not its samples. */
+static void deferred_thread__free(struct deferred_thread *dt)
+{
+	struct deferred_record *dr, *tmp;
+
+	list_for_each_entry_safe(dr, tmp, &dt->earlier, node) {
+		list_del(&dr->node);
+		free(dr->ips);
+		free(dr);
+	}
+	free(dt->ips);
+	free(dt->report_ips);
+	free(dt);
+}
+
+/* The addresses of the thread's record @cookie, if it came; NULL if not. */
+static const u64 *deferred_thread__record(struct deferred_thread *dt,
+					  u64 cookie, u64 *nr)
+{
+	struct deferred_record *dr;
+
+	if (cookie == dt->cookie) {
+		*nr = dt->nr;
+		return dt->ips;
+	}
+	list_for_each_entry(dr, &dt->earlier, node) {
+		if (dr->cookie == cookie) {
+			*nr = dr->nr;
+			return dr->ips;
+		}
+	}
+	return NULL;
+}
+
 static void deferred_sample__free(struct deferred_sample *ds)
 {
 	list_del(&ds->thread_node);
@@ -129,11 +178,7 @@ void deferred_callchains__delete(struct deferred_callchains *dc)
 	list_for_each_entry_safe(ds, tmp, &dc->pending, session_node)
 		deferred_sample__free(ds);
 	hashmap__for_each_entry(dc->threads, cur, bkt) {
-		struct deferred_thread *dt = cur->pvalue;
-
-		free(dt->ips);
-		free(dt->report_ips);
-		free(dt);
+		deferred_thread__free(cur->pvalue);
 	}
 	hashmap__free(dc->threads);
 	free(dc);
@@ -237,6 +282,7 @@ static struct deferred_thread *deferred_thread(struct deferred_callchains *dc,
 		return NULL;
 	INIT_LIST_HEAD(&dt->pending);
 	INIT_LIST_HEAD(&dt->held);
+	INIT_LIST_HEAD(&dt->earlier);
 	if (hashmap__add(dc->threads, tid, dt)) {
 		free(dt);
 		return NULL;
@@ -260,7 +306,7 @@ int deferred_callchains__sample(struct deferred_callchains *dc,
 {
 	struct deferred_thread *dt;
 	struct deferred_sample *ds;
-	u64 cookie = 0;
+	u64 cookie = 0, nr;
 
 	perf_sample__deferred_cookie(sample, &cookie);
 	if (!dc->merge || !cookie)
@@ -279,6 +325,16 @@ int deferred_callchains__sample(struct deferred_callchains *dc,
 		dc->evlist->stats.nr_deferred_stitched++;
 		return deliver_stitched(event, sample, dt->ips, dt->nr,
 					deliver, arg);
+	}
+	/* Without time order, its record may have come before the last. */
+	if (!dc->ordered) {
+		const u64 *ips = deferred_thread__record(dt, cookie, &nr);
+
+		if (ips) {
+			dc->evlist->stats.nr_deferred_stitched++;
+			return deliver_stitched(event, sample, ips, nr,
+						deliver, arg);
+		}
 	}
 
 	ds = malloc(sizeof(*ds) + event->header.size);
@@ -391,7 +447,20 @@ int deferred_callchains__record(struct deferred_callchains *dc,
 	if (!ips)
 		return -ENOMEM;
 	memcpy(ips, rec->ips, rec->nr * sizeof(u64));
-	free(dt->ips);
+	if (!dc->ordered && dt->cookie) {
+		struct deferred_record *dr = malloc(sizeof(*dr));
+
+		if (!dr) {
+			free(ips);
+			return -ENOMEM;
+		}
+		dr->cookie = dt->cookie;
+		dr->nr = dt->nr;
+		dr->ips = dt->ips;
+		list_add(&dr->node, &dt->earlier);
+	} else {
+		free(dt->ips);
+	}
 	dt->ips = ips;
 	dt->nr = rec->nr;
 	dt->cookie = rec->cookie;
@@ -459,9 +528,8 @@ int deferred_callchains__flush(struct deferred_callchains *dc,
  *
  * The kernel answers an exiting task's requests before the task exits,
  * so in time order its last records came already. Its state (the last
- * record's addresses, the last report) is freed, unless samples still
- * wait for a record (processing out of order): those keep it until the
- * end of the session.
+ * record's addresses, the last report) is freed. Without time order its
+ * samples may still come, and it is kept until the end of the session.
  *
  * Return: 0, or an error from @deliver.
  */
@@ -474,12 +542,11 @@ int deferred_callchains__exit(struct deferred_callchains *dc, u32 tid,
 	if (!dc || !hashmap__find(dc->threads, tid, &dt))
 		return 0;
 	ret = deliver_held(dc, dt, deliver, arg);
-	if (!list_empty(&dt->pending) || !list_empty(&dt->held))
+	if (!dc->ordered || !list_empty(&dt->pending) ||
+	    !list_empty(&dt->held))
 		return ret;
 	hashmap__delete(dc->threads, tid, NULL, NULL);
-	free(dt->ips);
-	free(dt->report_ips);
-	free(dt);
+	deferred_thread__free(dt);
 	return ret;
 }
 

@@ -90,6 +90,34 @@ check() {
 	fi
 }
 
+# "STITCHED LOST" of DATA as perf report -D counts them, with OPTS.
+dump_counts() { # data opts...
+	local data=$1
+
+	shift
+	perf report -D -i "${data}" "$@" 2>/dev/null |
+		awk '$2 == "events:" && $1 == "DEFERRED_STITCHED" { s = $3 }
+		     $2 == "events:" && $1 == "DEFERRED_LOST" { l = $3 }
+		     END { print s + 0, l + 0 }'
+}
+
+# unordered NAME DATA: processed out of time order (perf report -D
+# --disable-order), where a thread's sample may come after records of its
+# later entries, the samples stitched and lost are those of the ordered
+# run.
+unordered() {
+	local name=$1 data=$2 s0 l0 s1 l1
+
+	read -r s0 l0 <<<"$(dump_counts "${data}")"
+	read -r s1 l1 <<<"$(dump_counts "${data}" --disable-order)"
+	if [ "${s0}" -gt 0 ] && [ "${s1}" -eq "${s0}" ] && [ "${l1}" -eq "${l0}" ]; then
+		pass "${name}, out of order: ${s1} stitched, ${l1} lost, as in order"
+	else
+		fail "${name}, out of order: ${s1} stitched, ${l1} lost;" \
+		     "in order ${s0} and ${l0}"
+	fi
+}
+
 record() {
 	local data=$1
 	shift
@@ -150,6 +178,8 @@ test_modes() {
 
 	record "${tmpdir}/fork.data" -- "${workload[@]}" 4 2 fork &&
 		check "a child process with threads" "${tmpdir}/fork.data" 10
+	unordered "per-CPU, inherited" "${tmpdir}/inherit.data"
+	unordered "a child process with threads" "${tmpdir}/fork.data"
 
 	record_attached "${tmpdir}/pid.data" -p
 	check "-p of a running process" "${tmpdir}/pid.data" 5

@@ -590,6 +590,19 @@ TEST(kept_failure_read_again)
 	close(fd);
 }
 
+/* @fd, a memfd, made to hold wide_read() and mapped executable; NULL if not. */
+static void *map_wide_code(int fd)
+{
+	size_t wide = (char *)wide_read_end - (char *)wide_read;
+	void *at;
+
+	if (fd < 0 || ftruncate(fd, 4096) ||
+	    pwrite(fd, (void *)wide_read, wide, 0) != (ssize_t)wide)
+		return NULL;
+	at = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	return at == MAP_FAILED ? NULL : at;
+}
+
 /*
  * The image exec'd by copies_dropped_at_exec: maps the file it is given
  * at the address it is given, where the code now is narrow_read(), and
@@ -627,7 +640,6 @@ __attribute__((constructor)) static void exec_code_read(void)
 TEST(copies_dropped_at_exec)
 {
 	int fd = memfd_create("code_exec_code", 0), status;
-	size_t wide = (char *)wide_read_end - (char *)wide_read;
 	size_t narrow = (char *)narrow_read_end - (char *)narrow_read;
 	char env[64];
 	char *const envp[] = { env, NULL };
@@ -635,12 +647,9 @@ TEST(copies_dropped_at_exec)
 	void *at;
 	pid_t pid;
 
-	if (fd < 0 || ftruncate(fd, 4096) ||
-	    pwrite(fd, (void *)wide_read, wide, 0) != (ssize_t)wide)
-		SKIP(return, "no memfd for code");
-	at = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
-	if (at == MAP_FAILED)
-		SKIP(return, "no executable mapping of a memfd");
+	at = map_wide_code(fd);
+	if (!at)
+		SKIP(return, "no executable mapping of a memfd holding code");
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -712,16 +721,12 @@ static int idle_uprobe(bool set)
 TEST(not_kept_with_uprobes)
 {
 	int fd = memfd_create("code_uprobe_code", 0);
-	size_t wide = (char *)wide_read_end - (char *)wide_read;
 	size_t narrow = (char *)narrow_read_end - (char *)narrow_read;
 	void *at;
 
-	if (fd < 0 || ftruncate(fd, 4096) ||
-	    pwrite(fd, (void *)wide_read, wide, 0) != (ssize_t)wide)
-		SKIP(return, "no memfd for code");
-	at = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
-	if (at == MAP_FAILED)
-		SKIP(return, "no executable mapping of a memfd");
+	at = map_wide_code(fd);
+	if (!at)
+		SKIP(return, "no executable mapping of a memfd holding code");
 	idle_uprobe(false);
 	if (idle_uprobe(true)) {
 		idle_uprobe(false);
