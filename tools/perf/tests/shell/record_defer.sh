@@ -23,6 +23,9 @@ skip_test_missing_symbol leaf
 
 tmpdir=$(mktemp -d /tmp/__perf_test.defer.XXXXX)
 data=${tmpdir}/perf.data
+# perf record caches build ids in ~/.debug, and perf archive reads them
+# there: keep that cache in tmpdir, whatever earlier runs left in HOME.
+export HOME=${tmpdir}
 
 trap trap_cleanup EXIT TERM INT
 
@@ -148,12 +151,16 @@ test_inject_archive() {
 		echo "skip: perf archive needs bzip2"
 		return
 	fi
-	# archive writes beside the data and into ~/.debug: keep both in tmpdir.
-	if HOME=${tmpdir} perf archive "${data}" >/dev/null 2>&1 &&
-	   [ -s "${data}.tar.bz2" ]; then
+	# archive writes beside the data and reads the build-id cache in
+	# ~/.debug, which perf record filled: HOME is tmpdir for both (set
+	# at the top). tar may leave an empty archive behind when it fails:
+	# the archive must hold the cached objects.
+	if perf archive "${data}" >"${tmpdir}/archive.out" 2>&1 &&
+	   tar tjf "${data}.tar.bz2" 2>/dev/null | grep -q '^\.build-id/'; then
 		pass "perf archive"
 	else
 		fail "perf archive"
+		head -5 "${tmpdir}/archive.out"
 	fi
 }
 
