@@ -20,8 +20,9 @@
 #   for rare call sites dwarf's own samples missed and for the frames
 #   ld.so's start-up code hides (0 to 4 samples, up to 1.6%, measured).
 #
-# syscall_roots.py does the counting. ZSTD, XZ, BZIP2, PERF and SRC are
-# set by harness/run-tests.
+# syscall_roots.py does the counting. ZSTD, XZ, BZIP2_PROG, PERF and SRC are
+# set by harness/run-tests (not BZIP2: bzip2 takes that variable for
+# options, and tar's bzip2 would compress the program).
 echo "TAP version 13"
 n=0
 ok() { n=$((n + 1)); echo "ok $n $*"; }
@@ -107,6 +108,6 @@ if [ "${CONFIG:-guest}" = debug ]; then
 fi
 profile xz main,worker_start "${XZ:-}" -q -T2 -3 -k -f -c "$xz_in"
 # bzip2 reads and writes through stdio: more of the C library's frames.
-profile bzip2 main "${BZIP2:-}" -1 -k -f -c "$xz_in"
+profile bzip2 main "${BZIP2_PROG:-}" -1 -k -f -c "$xz_in"
 rm -f "$in" "$xz_in" /tmp/syscalls.zst
 echo "1..$n"
