@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 		code_mapping(addr, &state.code_start, &state.code_end);
 		budget = 320;
 		found = arch_unwind_user_code_frame(&state, &frame, scratch,
-						 &budget);
+						    &budget);
 		if (found == UNWIND_CODE_NONE) {
 			printf("%lx -\n", addr);
 			continue;

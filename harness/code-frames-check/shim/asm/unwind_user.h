@@ -7,9 +7,11 @@ enum unwind_code_found {
 	UNWIND_CODE_EXACT,
 	UNWIND_CODE_INFERRED,
 };
+
 #define ARCH_UNWIND_CODE_SCRATCH	4608
-enum unwind_code_found arch_unwind_user_code_frame(struct unwind_user_state *state,
-						   struct unwind_user_frame *frame,
-						   void *scratch,
-						   unsigned int *budget);
+
+enum unwind_code_found
+arch_unwind_user_code_frame(struct unwind_user_state *state,
+			    struct unwind_user_frame *frame, void *scratch,
+			    unsigned int *budget);
 #endif

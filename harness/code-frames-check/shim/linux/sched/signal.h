@@ -8,6 +8,7 @@ static inline bool fatal_signal_pending(void *task)
 {
 	return false;
 }
+
 static inline void cond_resched(void)
 {
 }
