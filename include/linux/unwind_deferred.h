@@ -103,6 +103,8 @@ int unwind_user_faultable(struct unwind_stacktrace *trace);
 int unwind_user_faultable_known(struct unwind_stacktrace *trace);
 int unwind_user_nofault(struct pt_regs *regs, struct unwind_stacktrace *trace,
 			unsigned int max);
+int unwind_user_entry_stack(u64 cookie, struct unwind_stacktrace *trace,
+			    unsigned int max);
 
 /* The kfunc of the BPF client, kernel/bpf/unwind_deferred.c. */
 int bpf_unwind_deferred_request(u64 *cookie);
@@ -235,6 +237,14 @@ static inline int unwind_user_faultable_known(struct unwind_stacktrace *trace)
 static inline int unwind_user_nofault(struct pt_regs *regs,
 				      struct unwind_stacktrace *trace,
 				      unsigned int max)
+{
+	trace->nr = 0;
+	return -EOPNOTSUPP;
+}
+
+static inline int unwind_user_entry_stack(u64 cookie,
+					  struct unwind_stacktrace *trace,
+					  unsigned int max)
 {
 	trace->nr = 0;
 	return -EOPNOTSUPP;

@@ -731,6 +731,50 @@ int unwind_user_nofault(struct pt_regs *regs, struct unwind_stacktrace *trace,
 }
 EXPORT_SYMBOL_GPL(unwind_user_nofault);
 
+/**
+ * unwind_user_entry_stack - the stack of an entry whose pass already ran
+ * @cookie:	the entry's cookie, as unwind_deferred_request() gave it
+ * @trace:	receives the stack, in the caller's @trace->entries
+ * @max:	most entries to store
+ *
+ * A request answered %UNWIND_ALREADY_DONE comes after its client's
+ * callback ran for this entry: its answer went out before the request was
+ * made, to whatever the client had then. A client that must answer this
+ * request too (perf, for a buffer that was not there or a sample that
+ * came after the record) takes the entry's stack here: the pass walked it
+ * and keeps it under @cookie until the entry ends, and no walk of the
+ * entry writes it again (a request finds the pass done only while ACTIVE
+ * is set and SEALED clear, where every walk is the entry's and reuses the
+ * kept one). Guessed entries are counted in @trace->guessed, as in the
+ * callback's trace.
+ *
+ * Context: Any, NMI included; current task, after a request of this entry.
+ * Return: the number of entries stored, or -EAGAIN if the entry's stack is
+ * not kept under @cookie (the entry ended, or its walk was not kept).
+ */
+int unwind_user_entry_stack(u64 cookie, struct unwind_stacktrace *trace,
+			    unsigned int max)
+{
+	struct unwind_task_info *info = &current->unwind_info;
+	unsigned int nr, walked;
+
+	trace->nr = 0;
+	trace->guessed = 0;
+	if (!cookie || !info->cache || READ_ONCE(info->cookie) != cookie ||
+	    READ_ONCE(info->cache_cookie) != cookie ||
+	    !(atomic_long_read(&info->state) & UNWIND_ACTIVE))
+		return -EAGAIN;
+	/* Pairs with the barrier() before cache_cookie is written. */
+	barrier();
+	nr = READ_ONCE(info->cache_nr);
+	walked = nr - min(READ_ONCE(info->cache_guessed), nr);
+	trace->nr = min(nr, max);
+	trace->guessed = trace->nr > walked ? trace->nr - walked : 0;
+	memcpy(trace->entries, info->cache, trace->nr * sizeof(*info->cache));
+	return trace->nr;
+}
+EXPORT_SYMBOL_GPL(unwind_user_entry_stack);
+
 #ifdef CONFIG_UNWIND_USER_REPORT
 /**
  * unwind_entry_cookie - the cookie of the current kernel entry

@@ -7,12 +7,16 @@
  * Two clients, A and B, are registered at load. Writing to "request" makes
  * requests for the writing task:
  *
- *   task|irq|nmi COUNT MASK [late]
+ *   task|irq|nmi COUNT MASK [late|probe]
  *
  * COUNT requests per client in MASK (1: A, 2: B), made in the write()
  * itself, from an hrtimer interrupt or from a self-NMI taken while the
  * writer spins in the kernel. With "late", client A's callback requests
  * again for A and B, as a tracer whose events fire on the way out would.
+ * With "probe", ut_probe_point() is called before the requests, and
+ * again by task work that client A's callback queues: a kprobe there
+ * fires once in the entry and once after its pass, in the next round of
+ * the exit work loop, when every client taken by the pass was called.
  *
  * Writing "SYMBOL MASK" to "arm" makes one request per client in MASK
  * from a kprobe on SYMBOL (one of ut_probe_syms[]) the next time the
@@ -48,6 +52,9 @@
  * for MS milliseconds (at most 60000; a fatal signal ends it sooner), as a
  * process can keep it taken: callbacks must not wait for it.
  *
+ * Writing "walk-closed" to "misuse" breaks a rule of the core on purpose,
+ * to show that the core checks it: see ut_misuse_write().
+ *
  * Reading "events" returns, and forgets, every request, callback and user
  * stack walk (seen by a kprobe on unwind_user_walk()) since the last read,
  * one line each:
@@ -67,6 +74,7 @@
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/task_work.h>
 #include <linux/uaccess.h>
 #include <linux/unwind_deferred.h>
 #include <linux/unwind_user.h>
@@ -116,6 +124,32 @@ static DEFINE_MUTEX(ut_read_lock);
 
 static struct unwind_work ut_clients[UT_CLIENTS];
 static bool ut_late;
+static bool ut_probe;
+
+/* A place for a kprobe: see "probe" at the top of this file. */
+static noinline void ut_probe_point(void)
+{
+	/* Keeps the call, and the function, for the kprobe. */
+	asm volatile ("");
+}
+
+static void ut_probe_work_fn(struct callback_head *head)
+{
+	ut_probe_point();
+	kfree(head);
+}
+
+/* After the pass that calls us, in the same entry. */
+static void ut_probe_after_pass(void)
+{
+	struct callback_head *head = kmalloc(sizeof(*head), GFP_KERNEL);
+
+	if (!head)
+		return;
+	init_task_work(head, ut_probe_work_fn);
+	if (task_work_add(current, head, TWA_RESUME))
+		kfree(head);
+}
 
 static struct ut_event *ut_claim(void)
 {
@@ -182,6 +216,8 @@ static void ut_callback(struct unwind_work *work,
 	}
 	if (client == 0 && READ_ONCE(ut_late))
 		ut_request(BIT(0) | BIT(1), 1, UT_CALLBACK);
+	if (client == 0 && READ_ONCE(ut_probe))
+		ut_probe_after_pass();
 }
 
 /* Requests from interrupt and NMI context, on top of the writing task. */
@@ -284,6 +320,11 @@ static ssize_t ut_request_write(struct file *file, const char __user *ubuf,
 	if (n < 3 || !count || count > 1000 || !mask || mask >= BIT(UT_CLIENTS))
 		return -EINVAL;
 	WRITE_ONCE(ut_late, n == 4 && !strcmp(late, "late"));
+	WRITE_ONCE(ut_probe, n == 4 && !strcmp(late, "probe"));
+	if (n == 4 && !ut_late && !ut_probe)
+		return -EINVAL;
+	if (ut_probe)
+		ut_probe_point();
 
 	if (!strcmp(ctx, "task"))
 		ut_request(mask, count, UT_TASK);
@@ -661,6 +702,40 @@ static void ut_cleanup(void)
 	vfree(ut_log);
 }
 
+/*
+ * The writer's stack walked while its state says CLOSED, as between the
+ * close of an entry and the next entry: no walk of the task may run there,
+ * because interrupts walk the task's stack and fill its per-task copies
+ * where its state has neither ACTIVE nor SEALED (kernel/unwind/deferred.c).
+ * The core must warn, once; harness/run-tests boots a guest for this alone
+ * and expects the warning. The state is put back after the walk; a request
+ * an interrupt made in between is lost, which only this misuse can cause.
+ */
+static ssize_t ut_misuse_write(struct file *file, const char __user *ubuf,
+			       size_t len, loff_t *ppos)
+{
+	struct unwind_task_info *info = &current->unwind_info;
+	struct unwind_stacktrace trace;
+	char buf[16];
+	long old;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (strcmp(strim(buf), "walk-closed"))
+		return -EINVAL;
+	old = atomic_long_xchg(&info->state, BIT(UNWIND_CLOSED_BIT));
+	unwind_user_faultable(&trace);
+	atomic_long_set(&info->state, old);
+	return len;
+}
+
+static const struct file_operations ut_misuse_fops = {
+	.write = ut_misuse_write,
+};
+
 /* The mmap lock held for writing, as a process may keep it (mmap_hold). */
 static ssize_t ut_mmap_hold_write(struct file *file, const char __user *ubuf,
 				  size_t len, loff_t *ppos)
@@ -740,6 +815,7 @@ static int __init ut_init(void)
 	debugfs_create_file("events", 0400, ut_dir, NULL, &ut_events_fops);
 	debugfs_create_file("nofault", 0600, ut_dir, NULL, &ut_nf_fops);
 	debugfs_create_file("mmap_hold", 0200, ut_dir, NULL, &ut_mmap_hold_fops);
+	debugfs_create_file("misuse", 0200, ut_dir, NULL, &ut_misuse_fops);
 #ifdef CONFIG_X86_LOCAL_APIC
 	debugfs_create_file("nmi", 0200, ut_dir, NULL, &ut_nmi_fops);
 #endif

@@ -1103,6 +1103,95 @@ TEST_F(perf_defer, guest_mode_not_deferred)
 	ring_close(r);
 }
 
+#define KPROBE_EVENTS	"/sys/kernel/tracing/kprobe_events"
+#define KPROBE_ID	"/sys/kernel/tracing/events/unwind_selftest/pass_probe/id"
+
+/*
+ * A sample taken after its entry's pass: the test client's "probe" write
+ * hits a kprobe in the write, then again in task work that client A's
+ * callback queues, which runs in the exit work loop's next round, after
+ * the pass that wrote perf's record for the first sample. The second
+ * sample's request finds perf's callback done for the entry: its record
+ * went out before it, and no other will come. It must carry the entry's
+ * stack itself, the same as the record's.
+ */
+TEST_F(perf_defer, sample_after_the_pass)
+{
+	const char *probe = "p:unwind_selftest/pass_probe ut_probe_point\n";
+	struct ring *r = &rings[0];
+	struct perf_event_attr attr;
+	int fd, deferred = 0, inline_chains = 0;
+	uint64_t last_cookie = 0;
+	char id[32];
+
+	if (access(UT_DIR "/request", W_OK))
+		SKIP(return, "no %s (test client)", UT_DIR "/request");
+	fd = open(KPROBE_EVENTS, O_WRONLY | O_APPEND);
+	/* A probe left by a run that failed half-way, if any, goes first. */
+	if (fd >= 0 && write(fd, "-:unwind_selftest/pass_probe\n", 29) < 0)
+		errno = 0;
+	if (fd < 0 || write(fd, probe, strlen(probe)) < 0)
+		SKIP(return, "cannot add a kprobe (%s)", strerror(errno));
+	close(fd);
+	fd = open(KPROBE_ID, O_RDONLY);
+	ASSERT_GE(fd, 0);
+	memset(id, 0, sizeof(id));
+	ASSERT_GT(read(fd, id, sizeof(id) - 1), 0);
+	close(fd);
+
+	base_attr(&attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = strtoull(id, NULL, 10);
+	attr.sample_period = 1;
+	ASSERT_EQ(0, ring_open(r, &attr, -1));
+	ioctl(r->fd, PERF_EVENT_IOC_ENABLE, 0);
+	ioctl(r->sampler, PERF_EVENT_IOC_ENABLE, 0);
+	for (int i = 0; i < 5; i++)
+		ASSERT_EQ(0, ut_write(UT_DIR "/request", "task 1 1 probe"));
+	ioctl(r->sampler, PERF_EVENT_IOC_DISABLE, 0);
+	getppid();
+	ioctl(r->fd, PERF_EVENT_IOC_DISABLE, 0);
+	ring_parse(r);
+	ut_drain();
+
+	/* Per write: a deferred sample, then one with the same stack inline. */
+	for (int i = 0; i < r->n; i++) {
+		struct item *it = &r->item[i], *rec;
+
+		if (it->is_record)
+			continue;
+		if (it->cookie) {
+			/* Its record comes after it. */
+			int later = 0;
+
+			for (int k = i + 1; k < r->n; k++)
+				later += r->item[k].is_record &&
+					 r->item[k].cookie == it->cookie;
+			EXPECT_EQ(1, later);
+			deferred++;
+			last_cookie = it->cookie;
+			continue;
+		}
+		inline_chains++;
+		rec = find_record(r, it->tid, last_cookie);
+		ASSERT_TRUE(!!rec);
+		ASSERT_GT(it->user_ips, 0);
+		EXPECT_EQ(rec->nr, it->user_ips);
+		EXPECT_EQ(0, memcmp(rec->ips, it->ips,
+				    it->user_ips * sizeof(*it->ips)));
+	}
+	TH_LOG("%d samples deferred, %d with the entry's stack inline, of %d items",
+	       deferred, inline_chains, r->n);
+	EXPECT_EQ(5, deferred);
+	EXPECT_EQ(5, inline_chains);
+	ring_close(r);
+
+	fd = open(KPROBE_EVENTS, O_WRONLY | O_APPEND);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(29, write(fd, "-:unwind_selftest/pass_probe\n", 29));
+	close(fd);
+}
+
 #define FAIL_REQUEST "/sys/kernel/debug/fail_unwind_request/"
 
 /*
