@@ -62,10 +62,22 @@ class Stream:
     def __init__(self, data):
         self.header = data[:craft.PIPE_HEADER]
         self.events = []
-        ends = [(off, typ, size) for off, typ, size in craft.events(data)]
-        for i, (off, typ, size) in enumerate(ends):
-            end = ends[i + 1][0] if i + 1 < len(ends) else len(data)
-            self.events.append(bytearray(data[off:max(end, off + size)]))
+        off = craft.PIPE_HEADER
+        # Mutated streams may hold any size: what cannot be an event (a
+        # size below a header's) ends the list as one opaque tail.
+        while off + 8 <= len(data):
+            typ, _misc, size = struct.unpack_from("<IHH", data, off)
+            if size < 8:
+                break
+            end = off + size
+            if typ == craft.TRACING_DATA and end <= len(data):
+                payload = struct.unpack_from("<I", data, off + 8)[0] \
+                    if off + 12 <= len(data) else 0
+                end += (payload + 7) & ~7
+            self.events.append(bytearray(data[off:end]))
+            off = end
+        if off < len(data):
+            self.events.append(bytearray(data[off:]))
         self.sample_types = {}
         for ev in self.events:
             if self.type(ev) != HEADER_ATTR:
@@ -77,7 +89,7 @@ class Stream:
 
     @staticmethod
     def type(ev):
-        return struct.unpack_from("<I", ev, 0)[0]
+        return struct.unpack_from("<I", ev, 0)[0] if len(ev) >= 8 else -1
 
     def cut(self, samples):
         """Keep every event but samples, deferred records and rounds
