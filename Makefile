@@ -9,6 +9,7 @@
 #   make kernel    build build/obj-$(CONFIG)/arch/x86/boot/bzImage
 #   make perf      build the perf tool of the prepared tree as build/bin/perf
 #   make unwindprof  build the BPF profiler (tools/bpf/unwindprof) as build/bin/unwindprof
+#   make cfi2sframe  build the .eh_frame to SFrame converter (tools/unwind) as build/bin/cfi2sframe
 #   make lint      checkpatch, kernel-doc, W=1 and sparse on what the series adds
 #   make series    export a git-am-able series to build/series
 #   make matrix    build the series' objects with W=1 in 12 configurations
@@ -50,7 +51,7 @@ ifneq ($(filter-out guest debug kcsan nounwind,$(CONFIG)),)
 $(error CONFIG must be guest, debug, kcsan or nounwind, not '$(CONFIG)')
 endif
 
-.PHONY: help tree refresh kernel perf perf-asan unwindprof demo python kselftest test run lint series clean bench \
+.PHONY: help tree refresh kernel perf perf-asan unwindprof cfi2sframe demo python kselftest test run lint series clean bench \
 	torture matrix bisect bench-bytes bench-insns code-frames-check
 
 help:
@@ -189,7 +190,15 @@ build/real/bzip2: harness/build-bzip2
 code-frames-check: tree
 	@$(MAKE) --no-print-directory -C harness/code-frames-check
 
-test: kernel perf perf-asan unwindprof demo python kselftest code-frames-check \
+# cfi2sframe, SFrame tables from .eh_frame (tools/unwind), a host tool.
+cfi2sframe: tree
+	@mkdir -p build/cfi2sframe build/bin
+	@+$(MAKE) --no-print-directory -C $(SRC)/tools/unwind OUTPUT=$(TOP)/build/cfi2sframe/ \
+		>build/cfi2sframe/build.log 2>&1 || \
+		{ tail -40 build/cfi2sframe/build.log; echo "cfi2sframe: build failed, log: build/cfi2sframe/build.log"; exit 1; }
+	@install -m 755 build/cfi2sframe/cfi2sframe build/bin/
+
+test: kernel perf perf-asan unwindprof cfi2sframe demo python kselftest code-frames-check \
 	build/test-progs/perf_smoke build/test-progs/thread_churn build/real/zstd build/real/xz \
 	build/real/bzip2
 	@harness/run-tests
