@@ -656,8 +656,9 @@ static bool unwind_nofault_may_join(struct pt_regs *regs)
  * and mostly sampled once, so a deferred record would cost more than the
  * stack. The walk is kept under the entry's cookie: the entry's later
  * requests (deferred ones included) are answered with it, and walk no
- * more. A system call, often sampled many times, and an entry that
- * already has a request are left to the deferred walk (-EAGAIN).
+ * more; later interrupts of the entry get a copy of it here. A system
+ * call, often sampled many times, and an entry that already has a request
+ * but no kept walk are left to the deferred walk (-EAGAIN).
  *
  * Context: Any: NMI, IRQ, or task context with user registers.
  * Return: the number of entries stored, or -EAGAIN (defer instead),
@@ -697,11 +698,11 @@ int unwind_user_nofault(struct pt_regs *regs, struct unwind_stacktrace *trace,
 				UNWIND_CLOSED | UNWIND_SEALED : UNWIND_SEALED,
 				&old))
 		cookie = READ_ONCE(info->cookie);
-	if (kernel && (!cookie || (old & UNWIND_ACTIVE)))
-		return -EAGAIN;
 	if (cookie && (old & UNWIND_ACTIVE) &&
 	    unwind_user_copy_cached(info, cookie, trace, max))
 		return trace->nr;
+	if (kernel && (!cookie || (old & UNWIND_ACTIVE)))
+		return -EAGAIN;
 
 	unwind_user_start_nofault(&state, regs);
 	state.guess = READ_ONCE(info->guess);

@@ -8,6 +8,7 @@
  *   cfi2sframe -s [-v] ELF...             count what converts, per object;
  *                                         -v: where a row cannot be said
  *   cfi2sframe -c ELF                     compare with ELF's own SFrame
+ *   cfi2sframe -B ELF                     print ELF's GNU build ID, in hex
  *
  * The kernel's walker needs, at each instruction, where the canonical
  * frame address (CFA) is (the stack or frame pointer plus an offset),
@@ -212,6 +213,37 @@ static int open_object(struct object *o, const char *path)
 		}
 	}
 	return 0;
+}
+
+/* Print the object's NT_GNU_BUILD_ID, from its PT_NOTE segments. */
+static int print_build_id(const struct object *o)
+{
+	for (int i = 0; i < o->eh->e_phnum; i++) {
+		const Elf64_Phdr *p = &o->ph[i];
+		size_t off = 0;
+
+		if (p->p_type != PT_NOTE || p->p_offset > o->size ||
+		    p->p_filesz > o->size - p->p_offset)
+			continue;
+		while (off + sizeof(Elf64_Nhdr) <= p->p_filesz) {
+			const Elf64_Nhdr *n = (const void *)(o->image + p->p_offset + off);
+			size_t name = (n->n_namesz + 3) & ~3UL;
+			size_t desc = (n->n_descsz + 3) & ~3UL;
+			const uint8_t *d = (const uint8_t *)(n + 1) + name;
+
+			if (name + desc > p->p_filesz - off - sizeof(*n))
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    !memcmp(n + 1, "GNU", 4) && n->n_descsz) {
+				for (uint32_t k = 0; k < n->n_descsz; k++)
+					printf("%02x", d[k]);
+				putchar('\n');
+				return 0;
+			}
+			off += sizeof(*n) + name + desc;
+		}
+	}
+	return -ENOENT;
 }
 
 static void close_object(struct object *o)
@@ -1080,19 +1112,21 @@ static void usage(void)
 {
 	fputs("usage: cfi2sframe [-q] [-o OUT] ELF\n"
 	      "       cfi2sframe -s [-v] ELF...\n"
-	      "       cfi2sframe -c ELF\n", stderr);
+	      "       cfi2sframe -c ELF\n"
+	      "       cfi2sframe -B ELF\n", stderr);
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	const char *out = NULL;
-	bool stats = false, cmp = false;
+	bool stats = false, cmp = false, build_id = false;
 	struct stats total = { 0 };
 	int opt, ret = 0;
 
-	while ((opt = getopt(argc, argv, "qvo:sc")) != -1) {
+	while ((opt = getopt(argc, argv, "qvo:scB")) != -1) {
 		switch (opt) {
+		case 'B': build_id = true; break;
 		case 'q': quiet = true; break;
 		case 'v': verbose = true; break;
 		case 'o': out = optarg; break;
@@ -1102,8 +1136,20 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc || (!stats && argc - optind != 1) ||
-	    (stats + cmp + !!out) > 1)
+	    (stats + cmp + build_id + !!out) > 1)
 		usage();
+	if (build_id) {
+		struct object o;
+		int err = open_object(&o, argv[optind]);
+
+		if (!err)
+			err = print_build_id(&o);
+		if (err)
+			fprintf(stderr, "cfi2sframe: %s: %s\n", argv[optind],
+				err == -ENOENT ? "no build ID" : strerror(-err));
+		close_object(&o);
+		return err ? 1 : 0;
+	}
 	for (int i = optind; i < argc; i++) {
 		struct stats st = { 0 };
 		struct object o;

@@ -38,6 +38,8 @@ struct item {
 	uint32_t	tid;
 	uint64_t	cookie;		/* 0: a sample without deferral */
 	int		user_ips;	/* samples: user addresses present */
+	int		walker;		/* samples: user part inline, walked
+					 * by perf (1) or the unwinder (2) */
 	int		nr;		/* addresses: all, or a sample's user ones */
 	unsigned long	*ips;
 };
@@ -243,10 +245,16 @@ static void ring_parse(struct ring *r)
 			for (uint64_t i = 0; i < nr; i++) {
 				uint64_t ip = rec[3 + i];
 
-				if (ip == PERF_CONTEXT_USER_DEFERRED && i + 1 < nr)
+				if (ip == PERF_CONTEXT_USER_DEFERRED && i + 1 < nr) {
 					it->cookie = rec[3 + ++i];
-				else if (ip == PERF_CONTEXT_USER)
+				} else if (ip == PERF_CONTEXT_USER) {
+					/* Two in a row: the unwinder's mark. */
+					if (!user)
+						it->walker = 1;
+					else if (!it->user_ips)
+						it->walker = 2;
 					user = 1;
+				}
 				else if (user && ip < PERF_CONTEXT_MAX)
 					it->ips[it->user_ips++] = ip;
 			}
@@ -455,6 +463,8 @@ TEST_F(perf_defer, user_mode_inline)
 			nr = rec->nr;
 		} else {
 			inline_user++;
+			/* Walked by the unwinder, and marked so. */
+			EXPECT_EQ(2, it->walker);
 		}
 		/* In the loop: the whole chain (prologue and epilogue aside). */
 		if (nr && ips[0] >= (unsigned long)ut_spin_loop &&
@@ -528,11 +538,12 @@ static int in_touch(int nr, const unsigned long *ips)
 
 /*
  * A page fault is an entry of its own, mostly sampled once: its first
- * sample carries its user chain, walked in the interrupt, with no cookie;
- * later samples of the same fault are deferred, and their record is that
- * walk. A debug kernel's faults last several sample periods: there, most
- * fault samples are later ones, and the rounds fill the ring (read after
- * each).
+ * sample carries its user chain, walked in the interrupt by the unwinder
+ * (two PERF_CONTEXT_USER), with no cookie; later samples of the same
+ * fault carry a copy of that walk, kept for the entry. Only faults whose
+ * first walk could not be made in the interrupt are deferred. A debug
+ * kernel's faults last several sample periods: there, most fault samples
+ * are later ones, and the rounds fill the ring (read after each).
  */
 TEST_F(perf_defer, fault_inline)
 {
@@ -584,6 +595,7 @@ TEST_F(perf_defer, fault_inline)
 			nr = rec->nr;
 		} else if (in_touch(it->nr, it->ips)) {
 			inline_fault++;
+			EXPECT_EQ(2, it->walker);
 		} else {
 			continue;
 		}
@@ -604,11 +616,11 @@ TEST_F(perf_defer, fault_inline)
 	EXPECT_EQ(inline_fault, matched);
 	EXPECT_EQ(deferred_fault, rec_matched);
 	/*
-	 * A deferred fault sample is a later sample of an entry whose first
-	 * one carried its chain, or of one whose first walk could not be made
-	 * in the interrupt (the task's first walks): few.
+	 * A deferred fault sample is one of an entry whose first walk could
+	 * not be made in the interrupt (the task's first walks): few. Later
+	 * samples of the others copy the kept walk.
 	 */
-	EXPECT_LE(cookies, inline_fault + inline_fault / 10 + 10);
+	EXPECT_LE(cookies, inline_fault / 10 + 10);
 	ring_close(r);
 }
 
@@ -1173,6 +1185,7 @@ TEST_F(perf_defer, sample_after_the_pass)
 			continue;
 		}
 		inline_chains++;
+		EXPECT_EQ(2, it->walker);
 		rec = find_record(r, it->tid, last_cookie);
 		ASSERT_TRUE(!!rec);
 		ASSERT_GT(it->user_ips, 0);
@@ -1192,6 +1205,54 @@ TEST_F(perf_defer, sample_after_the_pass)
 	close(fd);
 }
 
+#define KPROBE_PROFILE	"/sys/kernel/tracing/kprobe_profile"
+#define KWALK_ENABLE	"/sys/kernel/tracing/events/unwind_selftest/kwalk/enable"
+
+/*
+ * A kprobe on perf_callchain_kernel(), the kernel stack walk of a sample:
+ * start (1) puts it and enables it, then stop (0) returns how often it
+ * hit and removes it; -1 if it cannot be put (the test then does not
+ * count).
+ */
+static long kwalk_probe(struct __test_metadata *_metadata, int start)
+{
+	const char *probe = "p:unwind_selftest/kwalk perf_callchain_kernel\n";
+	char line[256], name[128];
+	long hits = -1, h;
+	FILE *f;
+	int fd;
+
+	if (start) {
+		fd = open(KPROBE_EVENTS, O_WRONLY | O_APPEND);
+		if (fd < 0)
+			return -1;
+		if (write(fd, "-:unwind_selftest/kwalk\n", 24) < 0)
+			errno = 0;
+		if (write(fd, probe, strlen(probe)) < 0) {
+			close(fd);
+			return -1;
+		}
+		close(fd);
+		return ut_write(KWALK_ENABLE, "1") ? -1 : 0;
+	}
+	if (ut_write(KWALK_ENABLE, "0"))
+		return -1;
+	f = fopen(KPROBE_PROFILE, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%127s %ld", name, &h) == 2 &&
+		    !strcmp(name, "kwalk"))
+			hits = h;
+	}
+	if (f)
+		fclose(f);
+	fd = open(KPROBE_EVENTS, O_WRONLY | O_APPEND);
+	if (fd >= 0) {
+		EXPECT_EQ(24, write(fd, "-:unwind_selftest/kwalk\n", 24));
+		close(fd);
+	}
+	return hits;
+}
+
 #define FAIL_REQUEST "/sys/kernel/debug/fail_unwind_request/"
 
 /*
@@ -1203,12 +1264,15 @@ TEST_F(perf_defer, fallback_when_refused)
 {
 	struct ring *r = &rings[0];
 	struct perf_event_attr attr;
-	int samples = 0, with_user = 0, records = 0;
+	int samples = 0, with_user = 0, records = 0, perf_walked = 0;
+	long walks;
 
 	if (access(FAIL_REQUEST "probability", W_OK))
 		SKIP(return, "no fail_unwind_request fault injection");
 	base_attr(&attr);
 	ASSERT_EQ(0, ring_open(r, &attr, -1));
+	/* Kernel stack walks, counted by a kprobe: one per sample. */
+	kwalk_probe(_metadata, 1);
 	/* Every request fails while it is set: the test runs alone. */
 	ASSERT_EQ(0, ut_write(FAIL_REQUEST "verbose", "0"));
 	ASSERT_EQ(0, ut_write(FAIL_REQUEST "times", "-1"));
@@ -1216,6 +1280,7 @@ TEST_F(perf_defer, fallback_when_refused)
 	ASSERT_EQ(0, ut_write(FAIL_REQUEST "probability", "100"));
 	rings_run(r, 1, 20);
 	ASSERT_EQ(0, ut_write(FAIL_REQUEST "probability", "0"));
+	walks = kwalk_probe(_metadata, 0);
 
 	for (int i = 0; i < r->n; i++) {
 		struct item *it = &r->item[i];
@@ -1227,12 +1292,25 @@ TEST_F(perf_defer, fallback_when_refused)
 		samples++;
 		EXPECT_EQ(0, it->cookie);
 		with_user += it->user_ips > 0;
+		/*
+		 * User mode: the unwinder walks it in the interrupt, no
+		 * request made; kernel mode: refused, so perf's walker.
+		 */
+		if (!user_mode_sample(it)) {
+			EXPECT_EQ(1, it->walker);
+			perf_walked++;
+		}
 	}
 	TH_LOG("%d samples, %d with user addresses, %d records",
 	       samples, with_user, records);
+	TH_LOG("%d walked by perf after a refusal; %ld kernel stack walks",
+	       perf_walked, walks);
 	EXPECT_GT(samples, 10);
 	EXPECT_EQ(samples, with_user);
 	EXPECT_EQ(0, records);
+	/* Each kernel-mode sample walks the kernel stack once, not twice. */
+	if (walks >= 0)
+		EXPECT_EQ(perf_walked, walks);
 	ring_close(r);
 }
 
