@@ -313,23 +313,44 @@ static uint64_t pointer(struct cur *c, uint8_t enc, bool apply)
 	if (enc == DW_EH_PE_omit)
 		return 0;
 	switch (enc & 0x0f) {
-	case 0x00: v = get(c, 8); break;
-	case 0x01: v = uleb(c); break;
-	case 0x02: v = get(c, 2); break;
-	case 0x03: v = get(c, 4); break;
-	case 0x04: v = get(c, 8); break;
-	case 0x09: v = sleb(c); break;
-	case 0x0a: v = (int16_t)get(c, 2); break;
-	case 0x0b: v = (int32_t)get(c, 4); break;
-	case 0x0c: v = get(c, 8); break;
-	default: c->bad = true; return 0;
+	case 0x00:			/* absptr */
+	case 0x04:			/* udata8 */
+	case 0x0c:			/* sdata8 */
+		v = get(c, 8);
+		break;
+	case 0x01:
+		v = uleb(c);
+		break;
+	case 0x02:
+		v = get(c, 2);
+		break;
+	case 0x03:
+		v = get(c, 4);
+		break;
+	case 0x09:
+		v = sleb(c);
+		break;
+	case 0x0a:
+		v = (int16_t)get(c, 2);
+		break;
+	case 0x0b:
+		v = (int32_t)get(c, 4);
+		break;
+	default:
+		c->bad = true;
+		return 0;
 	}
 	if (!apply)
 		return v;
 	switch (enc & 0x70) {
-	case 0x00: break;
-	case 0x10: v += where; break;
-	default: c->bad = true; break;	/* textrel, datarel...: not on x86-64 */
+	case 0x00:
+		break;
+	case 0x10:			/* pcrel */
+		v += where;
+		break;
+	default:			/* textrel, datarel...: not on x86-64 */
+		c->bad = true;
+		break;
 	}
 	return v;
 }
@@ -734,10 +755,12 @@ static void convert_fde(const struct cie *cie, struct cur c, struct stats *st)
 	if (cie->aug_z) {
 		uint64_t len = uleb(&c);
 
-		if (len > (uint64_t)(c.end - c.p))
+		if (len > (uint64_t)(c.end - c.p)) {
 			c.bad = true;
-		else
-			c.p += len, c.addr += len;
+		} else {
+			c.p += len;
+			c.addr += len;
+		}
 	}
 	if (c.bad || !range || start + range < start) {
 		st->why[WHY_BAD]++;
@@ -794,6 +817,31 @@ static void convert_fde(const struct cie *cie, struct cur c, struct stats *st)
 		st->none++;
 }
 
+/* The CIE an FDE at @body (its CIE pointer) names, parsed into @cie. */
+static bool fde_cie(const struct object *o, const uint8_t *body,
+		    uint32_t id, struct cie *cie)
+{
+	const uint8_t *end = o->eh_frame + o->eh_frame_len;
+	const uint8_t *cp = body - id, *cbody = cp + 4;
+	uint64_t clen;
+
+	if (cp < o->eh_frame || end - cp < 4)
+		return false;
+	clen = *(const uint32_t *)cp;
+	if (clen == 0xffffffff) {
+		if (end - cp < 12)
+			return false;
+		memcpy(&clen, cp + 4, 8);
+		cbody = cp + 12;
+	}
+	if (clen < 4 || clen > (uint64_t)(end - cbody) || *(const uint32_t *)cbody)
+		return false;
+	return parse_cie((struct cur){
+				.p = cbody + 4, .end = cbody + clen,
+				.addr = o->eh_frame_addr + (cbody + 4 - o->eh_frame),
+			 }, cie);
+}
+
 /* Walk .eh_frame: CIEs as FDEs name them, FDEs in their order. */
 static int convert(const struct object *o, struct stats *st)
 {
@@ -802,11 +850,10 @@ static int convert(const struct object *o, struct stats *st)
 	if (!p)
 		return -ENOENT;
 	while (end - p >= 4) {
-		uint64_t len = *(const uint32_t *)p, id_addr;
+		uint64_t len = *(const uint32_t *)p;
 		const uint8_t *body = p + 4;
-		uint32_t id;
 		struct cie cie;
-		struct cur c;
+		uint32_t id;
 
 		if (!len)
 			break;			/* the terminator */
@@ -819,34 +866,14 @@ static int convert(const struct object *o, struct stats *st)
 		if (len < 4 || len > (uint64_t)(end - body))
 			return -EINVAL;
 		id = *(const uint32_t *)body;
-		id_addr = o->eh_frame_addr + (body - o->eh_frame);
-		if (id) {
-			const uint8_t *cp = body - id;
-			const uint8_t *cbody = cp + 4;
-			uint64_t clen;
-
-			if (cp < o->eh_frame || end - cp < 4)
-				return -EINVAL;
-			clen = *(const uint32_t *)cp;
-			if (clen == 0xffffffff) {
-				memcpy(&clen, cp + 4, 8);
-				cbody = cp + 12;
-			}
-			if (clen < 4 || clen > (uint64_t)(end - cbody) ||
-			    *(const uint32_t *)cbody) {
-				st->why[WHY_BAD]++;
-				st->none++;
-			} else if (!parse_cie((struct cur){ .p = cbody + 4,
-					.end = cbody + clen,
-					.addr = o->eh_frame_addr + (cbody + 4 - o->eh_frame) },
-					&cie)) {
-				st->why[WHY_BAD]++;
-				st->none++;
-			} else {
-				c = (struct cur){ .p = body + 4, .end = body + len,
-						  .addr = id_addr + 4 };
-				convert_fde(&cie, c, st);
-			}
+		if (id && !fde_cie(o, body, id, &cie)) {
+			st->why[WHY_BAD]++;
+			st->none++;
+		} else if (id) {
+			convert_fde(&cie, (struct cur){
+					.p = body + 4, .end = body + len,
+					.addr = o->eh_frame_addr + (body + 4 - o->eh_frame),
+				    }, st);
 		}
 		p = body + len;
 	}
@@ -992,11 +1019,11 @@ static uint64_t rd(const uint8_t *p, int n)
 
 static int64_t rds(const uint8_t *p, int n)
 {
-	switch (n) {
-	case 1: return (int8_t)p[0];
-	case 2: return (int16_t)rd(p, 2);
-	default: return (int32_t)rd(p, 4);
-	}
+	if (n == 1)
+		return (int8_t)p[0];
+	if (n == 2)
+		return (int16_t)rd(p, 2);
+	return (int32_t)rd(p, 4);
 }
 
 /*
@@ -1016,7 +1043,7 @@ static int compare(const struct object *o)
 			sf = &o->ph[i];
 	if (!sf || sf->p_offset > o->size || sf->p_filesz > o->size - sf->p_offset ||
 	    sf->p_filesz < SFRAME_HDR_SIZE)
-		die("%s: no SFrame section of its own to compare with", o->path);
+		die("%s: no SFrame section of its own to check against", o->path);
 	s = o->image + sf->p_offset;
 	version = s[2];
 	if (rd(s, 2) != SFRAME_MAGIC || (version != 1 && version != 2) || s[7])
@@ -1072,7 +1099,8 @@ static int compare(const struct object *o)
 			else if (same_row(mine, &theirs[k]))
 				same++;
 			else if (differ++ < 10)
-				fprintf(stderr, "%s: at %#llx: theirs cfa=%s%+d fp=%d:%+d, ours cfa=%s%+d fp=%d:%+d\n",
+				fprintf(stderr,
+					"%s: at %#llx: theirs cfa=%s%+d fp=%d:%+d, ours cfa=%s%+d fp=%d:%+d\n",
 					o->path, (unsigned long long)pc,
 					theirs[k].cfa_sp ? "sp" : "fp", theirs[k].cfa,
 					theirs[k].fp_saved, theirs[k].fp,
@@ -1080,8 +1108,9 @@ static int compare(const struct object *o)
 					mine->fp_saved, mine->fp);
 		}
 	}
-	printf("%s: %lu bytes agree, %lu differ, %lu only in its own table, %lu PC-mask functions without a block size\n",
-	       o->path, same, differ, only_theirs, pcmask);
+	printf("%s: %lu bytes agree, %lu differ, %lu only in its own table, ",
+	       o->path, same, differ, only_theirs);
+	printf("%lu PC-mask functions without a block size\n", pcmask);
 	return differ ? 1 : 0;
 }
 
@@ -1108,7 +1137,7 @@ static void print_stats(const char *path, const struct stats *st)
 	fprint_stats(stdout, path, st);
 }
 
-static void usage(void)
+static void help_and_exit(void)
 {
 	fputs("usage: cfi2sframe [-q] [-o OUT] ELF\n"
 	      "       cfi2sframe -s [-v] ELF...\n"
@@ -1126,18 +1155,31 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "qvo:scB")) != -1) {
 		switch (opt) {
-		case 'B': build_id = true; break;
-		case 'q': quiet = true; break;
-		case 'v': verbose = true; break;
-		case 'o': out = optarg; break;
-		case 's': stats = true; break;
-		case 'c': cmp = true; break;
-		default: usage();
+		case 'B':
+			build_id = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 's':
+			stats = true;
+			break;
+		case 'c':
+			cmp = true;
+			break;
+		default:
+			help_and_exit();
 		}
 	}
 	if (optind >= argc || (!stats && argc - optind != 1) ||
 	    (stats + cmp + build_id + !!out) > 1)
-		usage();
+		help_and_exit();
 	if (build_id) {
 		struct object o;
 		int err = open_object(&o, argv[optind]);

@@ -38,8 +38,8 @@ struct item {
 	uint32_t	tid;
 	uint64_t	cookie;		/* 0: a sample without deferral */
 	int		user_ips;	/* samples: user addresses present */
-	int		walker;		/* samples: user part inline, walked
-					 * by perf (1) or the unwinder (2) */
+	/* Samples: user part inline, walked by perf (1) or the unwinder (2). */
+	int		walker;
 	int		nr;		/* addresses: all, or a sample's user ones */
 	unsigned long	*ips;
 };
@@ -254,9 +254,9 @@ static void ring_parse(struct ring *r)
 					else if (!it->user_ips)
 						it->walker = 2;
 					user = 1;
-				}
-				else if (user && ip < PERF_CONTEXT_MAX)
+				} else if (user && ip < PERF_CONTEXT_MAX) {
 					it->ips[it->user_ips++] = ip;
+				}
 			}
 			it->nr = it->user_ips;
 			r->n++;
