@@ -73,7 +73,7 @@ EOF
 
 check() { # name min program args...
 	local name=$1 min=$2 prog=$3 out s r without with
-	shift 2
+	shift 3
 	if ! convert "$prog"; then
 		not_ok "$name: cfi2sframe converts $prog and the objects it links"
 		return
@@ -82,11 +82,11 @@ check() { # name min program args...
 		out=/tmp/stock-$name-$mode.data
 		if [ $mode = with ]; then
 			"$PERF" record -q -e cpu-clock -F 1000 --call-graph fp,defer -o "$out" -- \
-				env LD_PRELOAD="$PRELOAD" SFRAME_TABLES="$tables" "$@" \
+				env LD_PRELOAD="$PRELOAD" SFRAME_TABLES="$tables" "$prog" "$@" \
 				>/dev/null 2>/tmp/stock-$name.err
 		else
 			"$PERF" record -q -e cpu-clock -F 1000 --call-graph fp,defer -o "$out" -- \
-				"$@" >/dev/null 2>/tmp/stock-$name.err
+				"$prog" "$@" >/dev/null 2>/tmp/stock-$name.err
 		fi
 		read -r s r < <(rooted "$out" "${prog##*/}")
 		echo "# $name $mode tables: samples=$s rooted=$r bytes=$(stat -c %s "$out")"
@@ -102,7 +102,7 @@ check() { # name min program args...
 	fi
 }
 
-check xz 0.95 /usr/bin/xz /usr/bin/xz -T2 -6 -c /tmp/stock-input
-check python3.11 0.90 /usr/bin/python3.11 /usr/bin/python3.11 /tmp/stock-io.py
+check xz 0.95 /usr/bin/xz -T2 -6 -c /tmp/stock-input
+check python3.11 0.90 /usr/bin/python3.11 /tmp/stock-io.py
 rm -rf "$tables" /tmp/stock-input /tmp/stock-io.py
 echo "1..$n"
