@@ -1061,9 +1061,9 @@ static int compare(const struct object *o)
 		uint32_t size = rd(d + 4, 4), nr = rd(d + 12, 4);
 		uint8_t info = d[16], rep = 0;
 		int asize = 1 << (info & 0xf);
-		const uint8_t *r = fre + rd(d + 8, 4);
-		uint64_t starts[nr ? nr : 1];
-		struct row theirs[nr ? nr : 1];
+		const uint8_t *r = fre + rd(d + 8, 4), *s_end = s + sf->p_filesz;
+		uint64_t *starts;
+		struct row *theirs;
 
 		if (version == 2 && (s[3] & 0x4))
 			start = sf->p_vaddr + (d - s) + (int32_t)rd(d, 4);
@@ -1073,10 +1073,25 @@ static int compare(const struct object *o)
 			pcmask++;
 			continue;
 		}
+		/* The object's own table is input too: bound what it claims. */
+		if (nr > sf->p_filesz / 2 || size > (256u << 20) || r < s || r > s_end)
+			die("%s: SFrame function %u claims more than its section holds",
+			    o->path, i);
+		starts = calloc(nr + 1, sizeof(*starts));
+		theirs = calloc(nr + 1, sizeof(*theirs));
+		if (!starts || !theirs)
+			die("out of memory");
 		for (uint32_t k = 0; k < nr; k++) {
-			uint8_t ri = r[asize];
-			int w = 1 << ((ri >> 5) & 3), cnt = (ri >> 1) & 0xf;
+			uint8_t ri;
+			int w, cnt;
 
+			if (s_end - r < asize + 1)
+				die("%s: SFrame rows past the section", o->path);
+			ri = r[asize];
+			w = 1 << ((ri >> 5) & 3);
+			cnt = (ri >> 1) & 0xf;
+			if (s_end - r < asize + 1 + cnt * w)
+				die("%s: SFrame rows past the section", o->path);
 			starts[k] = start + rd(r, asize);
 			theirs[k].cfa_sp = ri & 1;
 			theirs[k].cfa = rds(r + asize + 1, w);
@@ -1107,6 +1122,8 @@ static int compare(const struct object *o)
 					mine->cfa_sp ? "sp" : "fp", mine->cfa,
 					mine->fp_saved, mine->fp);
 		}
+		free(starts);
+		free(theirs);
 	}
 	printf("%s: %lu bytes agree, %lu differ, %lu only in its own table, ",
 	       o->path, same, differ, only_theirs);
