@@ -51,7 +51,7 @@ ifneq ($(filter-out guest debug kcsan nounwind,$(CONFIG)),)
 $(error CONFIG must be guest, debug, kcsan or nounwind, not '$(CONFIG)')
 endif
 
-.PHONY: help tree refresh kernel perf perf-asan unwindprof cfi2sframe demo python kselftest test run lint series clean bench \
+.PHONY: help tree refresh kernel perf perf-asan unwindprof cfi2sframe demo python kselftest test run lint series clean bench mainline-perf \
 	torture matrix bisect bench-bytes bench-insns code-frames-check
 
 help:
@@ -203,11 +203,16 @@ cfi2sframe: tree
 		{ tail -40 build/cfi2sframe/build.log; echo "cfi2sframe: build failed, log: build/cfi2sframe/build.log"; exit 1; }
 	@install -m 755 build/cfi2sframe/cfi2sframe build/bin/
 
-test: kernel perf perf-asan unwindprof cfi2sframe demo python kselftest code-frames-check \
+test: kernel perf perf-asan unwindprof cfi2sframe demo python kselftest code-frames-check mainline-perf \
 	build/test-progs/perf_smoke build/test-progs/thread_churn build/test-progs/sframe_preload.so \
 	build/real/zstd build/real/xz \
 	build/real/bzip2
 	@harness/run-tests
+
+# Mainline's perf tool (Debian unstable's linux-perf in build/sid), to read
+# and write files with ours (harness/tests/guest/perf-mainline.sh).
+mainline-perf:
+	@harness/mainline-perf --setup
 
 CMD ?= $(TOP)/build/demo/deepstack 3
 run: kernel perf demo
