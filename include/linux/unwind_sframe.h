@@ -6,7 +6,10 @@
  * mappings (kernel/unwind/sframe_mm.c): the executable and its interpreter
  * are added at exec, every other executable mapping the first time the
  * walker meets an address in it, and code that makes its own text (JITs,
- * custom loaders) adds and removes sections with prctl(). The walker
+ * custom loaders) adds and removes sections with prctl(). Objects built
+ * without SFrame can be given tables by file, by a privileged process
+ * (kernel/unwind/sframe_file.c), which every process mapping them uses.
+ * The walker
  * (<linux/unwind_user.h>) asks for one frame at a time.
  */
 #ifndef _LINUX_UNWIND_SFRAME_H
@@ -29,6 +32,8 @@ void unwind_sframe_add_elf(struct file *file, const struct elf64_phdr *phdrs,
 			   unsigned int phnum, unsigned long bias);
 int unwind_sframe_prctl(int option, unsigned long arg2, unsigned long arg3,
 			unsigned long arg4, unsigned long arg5);
+int unwind_sframe_file_prctl(int option, unsigned long arg2, unsigned long arg3,
+			     unsigned long arg4, unsigned long arg5);
 
 #else /* !CONFIG_UNWIND_USER_SFRAME */
 
@@ -44,6 +49,14 @@ static inline void unwind_sframe_add_elf(struct file *file,
 static inline int unwind_sframe_prctl(int option, unsigned long arg2,
 				      unsigned long arg3, unsigned long arg4,
 				      unsigned long arg5)
+{
+	return -EINVAL;
+}
+
+static inline int unwind_sframe_file_prctl(int option, unsigned long arg2,
+					   unsigned long arg3,
+					   unsigned long arg4,
+					   unsigned long arg5)
 {
 	return -EINVAL;
 }

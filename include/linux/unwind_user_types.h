@@ -115,8 +115,12 @@ struct unwind_user_frame {
  * struct unwind_sframe_sec - an SFrame section, checked, as the registry keeps it
  * @text_start:	first address of the text it answers for
  * @text_end:	end of that text (exclusive)
- * @sframe:	user address of the section; 0 if the text has no usable one
- * @sframe_end:	end of the section (exclusive)
+ * @sframe:	user address of the section (of a table the kernel holds: the
+ *		address its function starts count from)
+ * @sframe_end:	end of the section (exclusive); 0 if the text has no usable
+ *		table
+ * @kbuf:	the bytes of a table the kernel holds (NULL: the table is in
+ *		user memory, at @sframe)
  * @fdes:	user address of the first function descriptor (index entry)
  * @fres:	user address of the FRE sub-section
  * @fres_end:	end of the FRE sub-section (exclusive)
@@ -137,6 +141,7 @@ struct unwind_sframe_sec {
 	unsigned long	text_end;
 	unsigned long	sframe;
 	unsigned long	sframe_end;
+	const void	*kbuf;
 	unsigned long	fdes;
 	unsigned long	fres;
 	unsigned long	fres_end;

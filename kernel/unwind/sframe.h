@@ -7,7 +7,9 @@
  *
  * Every byte of a section lives in user memory and may change under the
  * reader: each field is checked where it is used, and a check that fails
- * ends the lookup with an error, never with a wrong row.
+ * ends the lookup with an error, never with a wrong row. Tables given for
+ * files (sframe_file.c) live in kernel memory instead, and are read with
+ * the same checks.
  */
 #ifndef _KERNEL_UNWIND_SFRAME_H
 #define _KERNEL_UNWIND_SFRAME_H
@@ -117,6 +119,23 @@ struct sframe_fda_v3 {
 
 int sframe_sec_init(struct unwind_sframe_sec *sec, unsigned long sframe,
 		    unsigned long len, const char **why);
+int sframe_sec_init_kernel(struct unwind_sframe_sec *sec, const void *kbuf,
+			   unsigned long sframe, unsigned long len,
+			   const char **why);
+
+/* Does the registry entry @sec hold a table for its text? */
+static inline bool sframe_sec_usable(const struct unwind_sframe_sec *sec)
+{
+	return sec->sframe_end;
+}
+
+/* Record that @sec's text has no usable table. */
+static inline void sframe_sec_unusable(struct unwind_sframe_sec *sec)
+{
+	sec->sframe = 0;
+	sec->sframe_end = 0;
+	sec->kbuf = NULL;
+}
 int sframe_find_row_budget(const struct unwind_sframe_sec *sec,
 			   unsigned long pc, struct unwind_sframe_row *row,
 			   u32 *rows);
@@ -153,6 +172,15 @@ static inline int sframe_find_row(const struct unwind_sframe_sec *sec,
 
 int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec,
 		  bool discover);
+
+/* Tables the kernel holds for files (sframe_file.c). */
+struct sframe_file_table;
+struct sframe_file_table *sframe_file_get(struct file *file);
+const void *sframe_file_table_data(const struct sframe_file_table *t,
+				   unsigned long *len);
+void sframe_file_release(struct sframe_file_table *t);
+int sframe_file_pin(struct mm_struct *mm, struct sframe_file_table *t);
+void sframe_file_unpin_all(struct mm_struct *mm);
 
 /* A task's copies of its lookups (sframe_cache.c). */
 #define SFRAME_CACHE_SECS	2

@@ -64,7 +64,7 @@ static __always_inline int sframe_walk_row(struct unwind_user_state *state,
 	if (pc && pc == state->sframe_pc)
 		return 0;
 	state->sframe_pc = 0;
-	if (sframe_in_sec(state, pc) && state->sframe_sec.sframe) {
+	if (sframe_in_sec(state, pc) && sframe_sec_usable(&state->sframe_sec)) {
 		/* The task's walks meet the same call sites again and again. */
 		copy = sframe_row_find(pc);
 		if (copy) {
@@ -108,7 +108,7 @@ unwind_sframe_frame(struct unwind_user_state *state, bool topmost,
 	ret = sframe_walk_row(state, pc, true);
 	if (ret == -ENOENT) {
 		frame = &state->frame;
-		if (sframe_in_sec(state, pc) && !sec->sframe) {
+		if (sframe_in_sec(state, pc) && !sframe_sec_usable(sec)) {
 			/* An object without a table: all its text. */
 			frame->pc_start = sec->text_start;
 			frame->pc_end = sec->text_end;

@@ -12,7 +12,10 @@
  *    has no entry for (sframe_lookup()): it reads that file's ELF and
  *    program headers, which is how ld.so's and dlopen()'s objects are found;
  *  - prctl(PR_SFRAME_ADD/PR_SFRAME_REMOVE), for text that code makes or
- *    maps itself (JITs, custom loaders).
+ *    maps itself (JITs, custom loaders);
+ *  - the tables the kernel holds for files (sframe_file.c), which the
+ *    walker's discovery takes for an object without a table of its own;
+ *    the mm keeps each one it used (mm->sframe_pins) until it is freed.
  *
  * mm->sframe_tables counts the entries with a table (atomic: walkers of
  * different threads insert under the mmap read lock). mm->sframe_registered
@@ -53,7 +56,8 @@
  *
  * Sections stay in user memory: what the walker reads there is checked at
  * each use (sframe_read.c), so a process that rewrites or unmaps its own
- * tables can only make its own walks stop early.
+ * tables can only make its own walks stop early. Tables given for files
+ * are in kernel memory, checked once and never written.
  */
 #include <linux/elf.h>
 #include <linux/file.h>
@@ -115,7 +119,7 @@ static int sframe_sec_fill(struct unwind_sframe_sec *sec, unsigned long sframe,
 		return ret;
 	sec->sframe = sframe;
 	sframe_report(sec, file, why ? why : "unreadable");
-	sec->sframe = 0;
+	sframe_sec_unusable(sec);
 	return 0;
 }
 
@@ -162,7 +166,7 @@ static int sframe_tree_add(struct mm_struct *mm, struct unwind_sframe_sec *sec)
 
 	if (ret)
 		return ret;
-	if (sec->sframe)
+	if (sframe_sec_usable(sec))
 		atomic_inc(&mm->sframe_tables);
 	if (sec->registered)
 		mm->sframe_registered++;
@@ -195,7 +199,7 @@ static int sframe_tree_del(struct mm_struct *mm, struct unwind_sframe_sec *sec,
 	mtree_unlock(&mm->sframe_mt);
 	if (ret)
 		return ret;
-	if (sec->sframe)
+	if (sframe_sec_usable(sec))
 		atomic_dec(&mm->sframe_tables);
 	if (sec->registered)
 		mm->sframe_registered--;
@@ -305,6 +309,7 @@ void unwind_sframe_mm_init(struct mm_struct *mm)
 {
 	mt_init_flags(&mm->sframe_mt, MT_FLAGS_USE_RCU);
 	atomic_set(&mm->sframe_tables, 0);
+	init_llist_head(&mm->sframe_pins);
 	sframe_new_gen(mm);
 }
 
@@ -344,6 +349,7 @@ void unwind_sframe_mm_free(struct mm_struct *mm)
 			cond_resched();
 	}
 	mtree_destroy(&mm->sframe_mt);
+	sframe_file_unpin_all(mm);
 }
 
 /**
@@ -420,13 +426,15 @@ void unwind_sframe_add_elf(struct file *file, const struct elf64_phdr *phdrs,
 
 /*
  * Read the ELF and program headers of the file mapped at @start (file
- * offset @pgoff pages) and find its SFrame section's address in memory.
- * Returns 0 with *sframe = 0 if the file has none, -ENOEXEC if it is no
- * ELF object we read, or the error of a read that failed.
+ * offset @pgoff pages) and find its SFrame section's address in memory,
+ * and the object's load bias. Returns 0 with *sframe = 0 if the file has
+ * none (*bias is then valid too), -ENOEXEC if it is no ELF object we read
+ * or the mapping is of no executable segment, or the error of a read
+ * that failed.
  */
 static int sframe_from_file(struct file *file, unsigned long start,
 			    unsigned long pgoff, unsigned long *sframe,
-			    unsigned long *len)
+			    unsigned long *len, unsigned long *bias)
 {
 	const struct elf64_phdr *sf, *load = NULL;
 	u64 off = (u64)pgoff << PAGE_SHIFT;
@@ -461,10 +469,6 @@ static int sframe_from_file(struct file *file, unsigned long start,
 	}
 
 	sf = sframe_phdr(phdrs, ehdr.e_phnum);
-	if (!sf) {
-		ret = 0;
-		goto out;
-	}
 	/* The executable segment this mapping comes from gives the bias. */
 	for (i = 0; i < ehdr.e_phnum; i++) {
 		const struct elf64_phdr *ph = &phdrs[i];
@@ -477,9 +481,11 @@ static int sframe_from_file(struct file *file, unsigned long start,
 		}
 	}
 	if (load) {
-		*sframe = start - off + load->p_offset - load->p_vaddr +
-			  sf->p_vaddr;
-		*len = sf->p_memsz;
+		*bias = start - off + load->p_offset - load->p_vaddr;
+		if (sf) {
+			*sframe = *bias + sf->p_vaddr;
+			*len = sf->p_memsz;
+		}
 		ret = 0;
 	}
 out:
@@ -518,9 +524,42 @@ static bool sframe_same_vma(struct vm_area_struct *vma, struct file *file,
  * (or its absence) for the whole mapping. A read that failed and may pass
  * (sframe_read_may_pass()) records nothing; the error is returned.
  */
+/*
+ * The table the kernel holds for @file, if any, for its mapping at load
+ * bias @bias; the mm keeps the table while it lives. Returns 0 with @sec
+ * left without a table if there is none.
+ */
+static int sframe_sec_fill_file(struct mm_struct *mm,
+				struct unwind_sframe_sec *sec,
+				struct file *file, unsigned long bias)
+{
+	struct sframe_file_table *t = sframe_file_get(file);
+	unsigned long len;
+	const void *data;
+	const char *why;
+	int ret;
+
+	if (!t)
+		return 0;
+	data = sframe_file_table_data(t, &len);
+	ret = sframe_sec_init_kernel(sec, data, bias, len, &why);
+	if (ret) {
+		sframe_file_release(t);
+		if (sframe_read_may_pass(ret))
+			return ret;
+		sframe_report(sec, file, why ? why : "unreadable");
+		sframe_sec_unusable(sec);
+		return 0;
+	}
+	ret = sframe_file_pin(mm, t);
+	if (ret)
+		sframe_sec_unusable(sec);
+	return ret;
+}
+
 static int sframe_discover(struct mm_struct *mm, unsigned long pc)
 {
-	unsigned long start, end, pgoff, sframe = 0, len = 0;
+	unsigned long start, end, pgoff, sframe = 0, len = 0, bias = 0;
 	struct vm_area_struct *vma;
 	struct unwind_sframe_sec *sec;
 	struct file *file;
@@ -546,9 +585,12 @@ static int sframe_discover(struct mm_struct *mm, unsigned long pc)
 		return -ENOMEM;
 	}
 	if (file) {
-		ret = sframe_from_file(file, start, pgoff, &sframe, &len);
+		ret = sframe_from_file(file, start, pgoff, &sframe, &len,
+				       &bias);
 		if (!ret && sframe)
 			ret = sframe_sec_fill(sec, sframe, len, file);
+		else if (!ret)
+			ret = sframe_sec_fill_file(mm, sec, file, bias);
 		else if (ret && !sframe_read_may_pass(ret))
 			ret = 0;	/* not an object we read: no table */
 	}
@@ -593,7 +635,7 @@ int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec,
 	if (!mm)
 		return -ENOENT;
 	if (sframe_cache_copy(mm, pc, sec))
-		return sec->sframe ? 0 : -ENOENT;
+		return sframe_sec_usable(sec) ? 0 : -ENOENT;
 	for (tries = 0; tries < 2; tries++) {
 		struct unwind_sframe_sec *found;
 		unsigned long index = pc;
@@ -607,7 +649,7 @@ int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec,
 		rcu_read_unlock();
 		if (found && !sec->erased) {
 			sframe_cache_add(sec);
-			return sec->sframe ? 0 : -ENOENT;
+			return sframe_sec_usable(sec) ? 0 : -ENOENT;
 		}
 		/* Nothing known about @pc: no text range either. */
 		sec->text_start = 0;

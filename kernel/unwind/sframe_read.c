@@ -26,6 +26,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/unaligned.h>
 #include <kunit/visibility.h>
 #include "sframe.h"
 
@@ -42,6 +43,29 @@ struct sframe_fde {
 	u8		info2;
 	u8		rep_size;	/* PC-mask block size, 0 if none */
 };
+
+/* Where the byte at table address @addr of a table the kernel holds is. */
+static inline const void *sframe_kptr(const struct unwind_sframe_sec *sec,
+				      unsigned long addr)
+{
+	return sec->kbuf + (addr - sec->sframe);
+}
+
+/*
+ * Copy @len bytes at table address @addr, from user memory or from the
+ * kernel's copy; the callers have checked that they lie in the section.
+ */
+static int sframe_copy(const struct unwind_sframe_sec *sec, void *dst,
+		       unsigned long addr, size_t len)
+{
+	if (sec->kbuf) {
+		if (addr < sec->sframe || len > sec->sframe_end - addr)
+			return -EFAULT;
+		memcpy(dst, sframe_kptr(sec, addr), len);
+		return 0;
+	}
+	return copy_from_user(dst, (void __user *)addr, len) ? -EFAULT : 0;
+}
 
 static int sframe_bad(const char **why, const char *reason)
 {
@@ -103,7 +127,9 @@ static int sframe_decode_fde(const struct unwind_sframe_sec *sec, u32 i,
 		if (fre_off > sec->fres_end - sec->fres ||
 		    sec->fres_end - sec->fres - fre_off < sizeof(fda))
 			return sframe_bad(why, "function attributes past the end");
-		if (unwind_user_copy(&fda, (void __user *)(sec->fres + fre_off),
+		if (sec->kbuf ? sframe_copy(sec, &fda, sec->fres + fre_off,
+					    sizeof(fda)) :
+		    unwind_user_copy(&fda, (void __user *)(sec->fres + fre_off),
 				     sizeof(fda)))
 			return -EFAULT;
 		fre_off += sizeof(fda);
@@ -160,12 +186,11 @@ static int sframe_check_fdes(struct unwind_sframe_sec *sec, u32 num_fres,
 				break;
 			}
 			cond_resched();
-			if (copy_from_user(buf, (void __user *)(sec->fdes +
-				(unsigned long)i * sec->fde_size),
-				n * sec->fde_size)) {
-				ret = -EFAULT;
+			ret = sframe_copy(sec, buf, sec->fdes +
+					  (unsigned long)i * sec->fde_size,
+					  n * sec->fde_size);
+			if (ret)
 				break;
-			}
 		}
 		ret = sframe_decode_fde(sec, i, buf + slot * sec->fde_size,
 					&fde, why);
@@ -182,19 +207,12 @@ static int sframe_check_fdes(struct unwind_sframe_sec *sec, u32 num_fres,
 	return ret;
 }
 
-/**
- * sframe_sec_init - check an SFrame section in user memory
- * @sec:	receives the section's checked layout (text range untouched)
- * @sframe:	user address of the section
- * @len:	its size in bytes
- * @why:	on -EINVAL, set to what is wrong with it
- *
- * Context: Task context, page faults allowed.
- * Return: 0, -EINVAL for a section that is not one we can use, -EFAULT if
- * it cannot be read, -ENOMEM or -EINTR.
+/*
+ * Check the section at table address @sframe, in user memory or (@sec->kbuf
+ * set) in the kernel's copy, and fill in @sec's layout.
  */
-int sframe_sec_init(struct unwind_sframe_sec *sec, unsigned long sframe,
-		    unsigned long len, const char **why)
+static int sframe_sec_check(struct unwind_sframe_sec *sec, unsigned long sframe,
+			    unsigned long len, const char **why)
 {
 	u64 hdr_end, fdes, fdes_end, fres, fres_end;
 	struct sframe_header hdr;
@@ -208,7 +226,9 @@ int sframe_sec_init(struct unwind_sframe_sec *sec, unsigned long sframe,
 		return sframe_bad(why, "too large");
 	if (sframe + len < sframe || sframe + len > TASK_SIZE_MAX)
 		return sframe_bad(why, "outside user space");
-	if (copy_from_user(&hdr, (void __user *)sframe, sizeof(hdr)))
+	sec->sframe = sframe;
+	sec->sframe_end = sframe + len;
+	if (sframe_copy(sec, &hdr, sframe, sizeof(hdr)))
 		return -EFAULT;
 	if (hdr.magic != SFRAME_MAGIC)
 		return sframe_bad(why, "bad magic");
@@ -253,8 +273,6 @@ int sframe_sec_init(struct unwind_sframe_sec *sec, unsigned long sframe,
 	if (hdr.num_fres > hdr.fre_len)
 		return sframe_bad(why, "more FREs than bytes");
 
-	sec->sframe = sframe;
-	sec->sframe_end = sframe + len;
 	sec->fdes = sframe + fdes;
 	sec->fres = sframe + fres;
 	sec->fres_end = sframe + fres_end;
@@ -264,71 +282,49 @@ int sframe_sec_init(struct unwind_sframe_sec *sec, unsigned long sframe,
 	sec->ra_off = hdr.cfa_fixed_ra_offset;
 	return sframe_check_fdes(sec, hdr.num_fres, why);
 }
+
+/**
+ * sframe_sec_init - check an SFrame section in user memory
+ * @sec:	receives the section's checked layout (text range untouched)
+ * @sframe:	user address of the section
+ * @len:	its size in bytes
+ * @why:	on -EINVAL, set to what is wrong with it
+ *
+ * Context: Task context, page faults allowed.
+ * Return: 0, -EINVAL for a section that is not one we can use, -EFAULT if
+ * it cannot be read, -ENOMEM or -EINTR.
+ */
+int sframe_sec_init(struct unwind_sframe_sec *sec, unsigned long sframe,
+		    unsigned long len, const char **why)
+{
+	might_fault();
+	sec->kbuf = NULL;
+	return sframe_sec_check(sec, sframe, len, why);
+}
 EXPORT_SYMBOL_IF_KUNIT(sframe_sec_init);
 
-/*
- * The last descriptor starting at or below @pc, by binary search, and a
- * copy of its bytes, in one user access window: the search is the
- * lookup's main cost.
+/**
+ * sframe_sec_init_kernel - check an SFrame table the kernel holds
+ * @sec:	receives the table's checked layout (text range untouched)
+ * @kbuf:	the table's bytes; they must not change while @sec is used
+ * @sframe:	the user address the table is taken to be at: where its
+ *		function starts are counted from (the object's load bias, for
+ *		a table whose starts are the object's addresses)
+ * @len:	its size in bytes
+ * @why:	on -EINVAL, set to what is wrong with it
+ *
+ * Context: Task context.
+ * Return: 0, -EINVAL for a table that is not one we can use, -ENOMEM or
+ * -EINTR.
  */
-static int sframe_search(const struct unwind_sframe_sec *sec, unsigned long pc,
-			 u32 *found, u8 raw[SFRAME_FDE_MAX])
+int sframe_sec_init_kernel(struct unwind_sframe_sec *sec, const void *kbuf,
+			   unsigned long sframe, unsigned long len,
+			   const char **why)
 {
-	u32 lo = 0, hi = sec->num_fdes;
-	int ret = -ENOENT;
-
-	if (!hi)
-		return -ENOENT;
-	if (!user_access_begin((void __user *)sec->fdes,
-			       (unsigned long)hi * sec->fde_size))
-		return -EFAULT;
-	while (lo < hi) {
-		u32 mid = lo + (hi - lo) / 2;
-		unsigned long entry = sec->fdes +
-				      (unsigned long)mid * sec->fde_size;
-		unsigned long start;
-		s64 off;
-
-		if (sec->version == 3) {
-			unsafe_get_user(off, (s64 __user *)entry, fault);
-		} else {
-			s32 off32;
-
-			unsafe_get_user(off32, (s32 __user *)entry, fault);
-			off = off32;
-		}
-		start = (sec->flags & SFRAME_F_FDE_FUNC_START_PCREL) ?
-			entry + off : sec->sframe + off;
-		if (start <= pc) {
-			*found = mid;
-			ret = 0;
-			lo = mid + 1;
-		} else {
-			hi = mid;
-		}
-	}
-	if (!ret) {
-		/* Descriptors are 16, 17 or 20 bytes: two words and a tail. */
-		unsigned long entry = sec->fdes +
-				      (unsigned long)*found * sec->fde_size;
-		unsigned int i;
-		u64 w[2];
-		u8 b;
-
-		unsafe_get_user(w[0], (u64 __user *)entry, fault);
-		unsafe_get_user(w[1], (u64 __user *)(entry + 8), fault);
-		memcpy(raw, w, sizeof(w));
-		for (i = sizeof(w); i < sec->fde_size; i++) {
-			unsafe_get_user(b, (u8 __user *)(entry + i), fault);
-			raw[i] = b;
-		}
-	}
-	user_access_end();
-	return ret;
-fault:
-	user_access_end();
-	return -EFAULT;
+	sec->kbuf = kbuf;
+	return sframe_sec_check(sec, sframe, len, why);
 }
+EXPORT_SYMBOL_IF_KUNIT(sframe_sec_init_kernel);
 
 /* Most data words a row of ours has (v3 flexible: three pairs). */
 #define SFRAME_FRE_MAX_WORDS	6
@@ -340,109 +336,46 @@ fault:
  */
 #define SFRAME_SCAN_CHUNK	1024
 
+/* The scans, read from user memory and from the kernel's own copy. */
+#define SFRAME_SCAN(name)		name##_user
+#define SFRAME_BEGIN(sec, addr, len)	user_access_begin((void __user *)(addr), len)
+#define SFRAME_END()			user_access_end()
+#define SFRAME_GET(x, sec, addr, label)	\
+	unsafe_get_user(x, (typeof(x) __user *)(addr), label)
+#include "sframe_scan.h"
+
 /*
- * Scan a function's rows for the last one starting at or below @pc_off,
- * and read its info byte and (up to SFRAME_FRE_MAX_WORDS) data words,
- * unsigned, in the same user access window. Rows are variable-sized, so
- * this is linear; their starts must rise. Each row read costs one of
- * *@rows; -E2BIG when none is left before the row is found.
+ * A table the kernel holds (sframe_file.c) was checked when it was given
+ * and does not change: plain loads, at its offsets, of bytes whose bounds
+ * the scans check as they do in user memory.
  */
+#define SFRAME_SCAN(name)		name##_kernel
+#define SFRAME_BEGIN(sec, addr, len)	true
+#define SFRAME_END()			do { } while (0)
+#define SFRAME_GET(x, sec, addr, label)	do {				\
+	(x) = get_unaligned((typeof(x) *)sframe_kptr(sec, addr));	\
+	if (0)								\
+		goto label;						\
+} while (0)
+#include "sframe_scan.h"
+
+static int sframe_search(const struct unwind_sframe_sec *sec, unsigned long pc,
+			 u32 *found, u8 raw[SFRAME_FDE_MAX])
+{
+	if (sec->kbuf)
+		return sframe_search_kernel(sec, pc, found, raw);
+	return sframe_search_user(sec, pc, found, raw);
+}
+
 static int sframe_find_fre(const struct unwind_sframe_sec *sec,
 			   const struct sframe_fde *fde, unsigned long pc_off,
 			   u8 *fre_info, u32 words[SFRAME_FRE_MAX_WORDS],
 			   u32 *rows)
 {
-	unsigned int asize = 1U << SFRAME_INFO_FRE_TYPE(fde->info);
-	unsigned long addr = fde->fres, end = sec->fres_end, fre = 0;
-	u32 i, start, prev = 0;
-	int ret = -ENOENT;
-	u8 info;
-
-	/* A walk that may not fault must never reach a reschedule. */
-	BUILD_BUG_ON(SFRAME_WALK_ROWS_NOFAULT > SFRAME_SCAN_CHUNK);
-	if (!fde->num_fres)
-		return -ENOENT;
-	if (!user_access_begin((void __user *)addr, end - addr))
-		return -EFAULT;
-	for (i = 0; i < fde->num_fres; i++) {
-		unsigned long len;
-
-		if (!*rows)
-			goto budget;
-		(*rows)--;
-		if (i && !(i % SFRAME_SCAN_CHUNK)) {
-			user_access_end();
-			if (fatal_signal_pending(current))
-				return -EINTR;
-			cond_resched();
-			if (!user_access_begin((void __user *)addr, end - addr))
-				return -EFAULT;
-		}
-		if (end - addr < asize + 1)
-			goto bad;
-		if (asize == 1) {
-			u8 s8;
-
-			unsafe_get_user(s8, (u8 __user *)addr, fault);
-			start = s8;
-		} else if (asize == 2) {
-			u16 s16;
-
-			unsafe_get_user(s16, (u16 __user *)addr, fault);
-			start = s16;
-		} else {
-			unsafe_get_user(start, (u32 __user *)addr, fault);
-		}
-		unsafe_get_user(info, (u8 __user *)(addr + asize), fault);
-		if (SFRAME_FRE_WORD_SIZE(info) == 3)
-			goto bad;
-		len = asize + 1 + (SFRAME_FRE_NWORDS(info) <<
-				   SFRAME_FRE_WORD_SIZE(info));
-		if (end - addr < len || (i && start <= prev))
-			goto bad;
-		if (start > pc_off)
-			break;
-		fre = addr + asize + 1;
-		*fre_info = info;
-		prev = start;
-		ret = 0;
-		addr += len;
-	}
-	if (!ret) {
-		/* The scan checked that the row's words lie before the end. */
-		unsigned int size = SFRAME_FRE_WORD_SIZE(*fre_info);
-		unsigned int n = min(SFRAME_FRE_NWORDS(*fre_info),
-				     SFRAME_FRE_MAX_WORDS);
-
-		for (i = 0; i < n; i++) {
-			unsigned long w = fre + (i << size);
-
-			if (size == 0) {
-				u8 v8;
-
-				unsafe_get_user(v8, (u8 __user *)w, fault);
-				words[i] = v8;
-			} else if (size == 1) {
-				u16 v16;
-
-				unsafe_get_user(v16, (u16 __user *)w, fault);
-				words[i] = v16;
-			} else {
-				unsafe_get_user(words[i], (u32 __user *)w, fault);
-			}
-		}
-	}
-	user_access_end();
-	return ret;
-budget:
-	user_access_end();
-	return -E2BIG;
-bad:
-	user_access_end();
-	return -EINVAL;
-fault:
-	user_access_end();
-	return -EFAULT;
+	if (sec->kbuf)
+		return sframe_find_fre_kernel(sec, fde, pc_off, fre_info, words,
+					      rows);
+	return sframe_find_fre_user(sec, fde, pc_off, fre_info, words, rows);
 }
 
 static void sframe_loc_set(struct unwind_user_loc *loc, u8 rule, bool deref,

@@ -53,7 +53,7 @@ static int sframe_walk_sec(struct unwind_user_state *state, unsigned long pc,
 		}
 	}
 out:
-	return sframe_in_sec(state, pc) && sec->sframe ? 0 : -ENOENT;
+	return sframe_in_sec(state, pc) && sframe_sec_usable(sec) ? 0 : -ENOENT;
 }
 
 /*

@@ -9,6 +9,12 @@
  *                                         -v: where a row cannot be said
  *   cfi2sframe -c ELF                     compare with ELF's own SFrame
  *   cfi2sframe -B ELF                     print ELF's GNU build ID, in hex
+ *   cfi2sframe -R [-q] [-C DIR] ELF...    give the kernel each ELF's table
+ *                                         (prctl(PR_SFRAME_FILE_ADD),
+ *                                         CAP_PERFMON); -C: keep tables in
+ *                                         DIR by build ID, and take them
+ *                                         from there the next time
+ *   cfi2sframe -U ELF...                  take them back
  *
  * The kernel's walker needs, at each instruction, where the canonical
  * frame address (CFA) is (the stack or frame pointer plus an offset),
@@ -46,8 +52,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* The kernel's interface for tables by file (<linux/prctl.h> of the series). */
+#ifndef PR_SFRAME_FILE_ADD
+#define PR_SFRAME_FILE_ADD	0x5346462b
+#define PR_SFRAME_FILE_REMOVE	0x5346462d
+#endif
+struct sframe_file_arg {		/* struct prctl_sframe_file */
+	int32_t		fd;
+	uint32_t	build_id_size;
+	uint64_t	table;
+	uint64_t	table_size;
+	uint8_t		build_id[20];
+	uint32_t	flags;
+};
 
 #ifndef PT_GNU_SFRAME
 #define PT_GNU_SFRAME		0x6474e554
@@ -147,6 +168,7 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
 /* The object, mapped whole, and what is known of its layout. */
 struct object {
 	const char	*path;
+	int		fd;		/* kept open for -R and -U */
 	const uint8_t	*image;
 	size_t		size;
 	const Elf64_Ehdr *eh;
@@ -165,18 +187,16 @@ static int open_object(struct object *o, const char *path)
 
 	memset(o, 0, sizeof(*o));
 	o->path = path;
-	fd = open(path, O_RDONLY);
-	if (fd < 0 || fstat(fd, &st)) {
-		if (fd >= 0)
-			close(fd);
+	o->fd = -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
-	}
-	if ((size_t)st.st_size < sizeof(Elf64_Ehdr)) {
-		close(fd);
+	o->fd = fd;
+	if (fstat(fd, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode) || (size_t)st.st_size < sizeof(Elf64_Ehdr))
 		return -ENOEXEC;
-	}
 	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
 	if (map == MAP_FAILED)
 		return -errno;
 	o->image = map;
@@ -215,8 +235,11 @@ static int open_object(struct object *o, const char *path)
 	return 0;
 }
 
-/* Print the object's NT_GNU_BUILD_ID, from its PT_NOTE segments. */
-static int print_build_id(const struct object *o)
+/*
+ * The object's NT_GNU_BUILD_ID, from its PT_NOTE segments, into @id (20
+ * bytes at most): its size, or -ENOENT.
+ */
+static int build_id(const struct object *o, uint8_t id[20])
 {
 	for (int i = 0; i < o->eh->e_phnum; i++) {
 		const Elf64_Phdr *p = &o->ph[i];
@@ -234,11 +257,10 @@ static int print_build_id(const struct object *o)
 			if (name + desc > p->p_filesz - off - sizeof(*n))
 				break;
 			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
-			    !memcmp(n + 1, "GNU", 4) && n->n_descsz) {
-				for (uint32_t k = 0; k < n->n_descsz; k++)
-					printf("%02x", d[k]);
-				putchar('\n');
-				return 0;
+			    !memcmp(n + 1, "GNU", 4) && n->n_descsz &&
+			    n->n_descsz <= 20) {
+				memcpy(id, d, n->n_descsz);
+				return n->n_descsz;
 			}
 			off += sizeof(*n) + name + desc;
 		}
@@ -246,10 +268,33 @@ static int print_build_id(const struct object *o)
 	return -ENOENT;
 }
 
+static int print_build_id(const struct object *o)
+{
+	uint8_t id[20];
+	int n = build_id(o, id);
+
+	for (int k = 0; k < n; k++)
+		printf("%02x", id[k]);
+	if (n > 0)
+		putchar('\n');
+	return n > 0 ? 0 : n;
+}
+
+/* Has the object an SFrame section of its own (PT_GNU_SFRAME)? */
+static bool has_own_sframe(const struct object *o)
+{
+	for (int i = 0; i < o->eh->e_phnum; i++)
+		if (o->ph[i].p_type == PT_GNU_SFRAME)
+			return true;
+	return false;
+}
+
 static void close_object(struct object *o)
 {
 	if (o->image)
 		munmap((void *)o->image, o->size);
+	if (o->fd >= 0)
+		close(o->fd);
 }
 
 /* A cursor over CFI bytes, which fails (sets bad) rather than overrun. */
@@ -1154,26 +1199,204 @@ static void print_stats(const char *path, const struct stats *st)
 	fprint_stats(stdout, path, st);
 }
 
+/* What -R did, object by object. */
+struct reg_count {
+	unsigned long	given, cached, own, none, failed;
+};
+
+/* Read a whole cached table; NULL if there is none. */
+static uint8_t *read_cached(const char *path, size_t *len)
+{
+	struct stat st;
+	uint8_t *buf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	buf = fstat(fd, &st) || !st.st_size || st.st_size > (256L << 20) ?
+	      NULL : malloc(st.st_size);
+	if (buf && read(fd, buf, st.st_size) != st.st_size) {
+		free(buf);
+		buf = NULL;
+	}
+	close(fd);
+	*len = buf ? st.st_size : 0;
+	return buf;
+}
+
+/* Write a table to the cache: whole or not at all (rename). */
+static void write_cached(const char *path, const uint8_t *buf, size_t len)
+{
+	char tmp[4096];
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.%d", path, getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	if (write(fd, buf, len) != (ssize_t)len || close(fd) ||
+	    rename(tmp, path))
+		unlink(tmp);
+}
+
+/*
+ * Give the kernel the table of one object: from the cache if it holds
+ * the object's build ID, else converted (and cached).
+ */
+static int register_object(struct object *o, const char *cache,
+			   struct reg_count *n)
+{
+	struct sframe_file_arg arg = { .fd = o->fd };
+	char path[4096];
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int id, err;
+
+	if (has_own_sframe(o)) {
+		n->own++;
+		return 0;
+	}
+	id = build_id(o, arg.build_id);
+	if (id <= 0) {
+		fprintf(stderr, "cfi2sframe: %s: no build ID\n", o->path);
+		n->failed++;
+		return 1;
+	}
+	arg.build_id_size = id;
+	if (cache) {
+		int k = snprintf(path, sizeof(path), "%s/", cache);
+
+		for (int i = 0; i < id && k < (int)sizeof(path) - 3; i++)
+			k += snprintf(path + k, sizeof(path) - k, "%02x",
+				      arg.build_id[i]);
+		snprintf(path + k, sizeof(path) - k, ".sframe");
+		buf = read_cached(path, &len);
+		if (buf)
+			n->cached++;
+	}
+	if (!buf) {
+		struct stats st = { 0 };
+
+		err = convert(o, &st);
+		if (err == -ENOENT) {
+			n->none++;
+			reset();
+			return 0;
+		}
+		if (err) {
+			fprintf(stderr, "cfi2sframe: %s: malformed .eh_frame\n",
+				o->path);
+			n->failed++;
+			reset();
+			return 1;
+		}
+		fde_open = false;
+		finish(&st);
+		buf = write_sframe(&len);
+		reset();
+		if (cache)
+			write_cached(path, buf, len);
+	}
+	arg.table = (uintptr_t)buf;
+	arg.table_size = len;
+	err = prctl(PR_SFRAME_FILE_ADD, &arg, sizeof(arg), 0, 0);
+	free(buf);
+	if (err) {
+		fprintf(stderr, "cfi2sframe: %s: the kernel refused the table: %s\n",
+			o->path, strerror(errno));
+		n->failed++;
+		return 1;
+	}
+	n->given++;
+	if (verbose)
+		fprintf(stderr, "cfi2sframe: %s: table given (%zu bytes)\n",
+			o->path, len);
+	return 0;
+}
+
+/* -R and -U: give or take back the tables of @paths. */
+static int register_all(char **paths, int count, const char *cache,
+			bool remove)
+{
+	struct reg_count n = { 0 };
+	int ret = 0;
+
+	if (cache && mkdir(cache, 0755) && errno != EEXIST)
+		die("cannot make %s: %s", cache, strerror(errno));
+	for (int i = 0; i < count; i++) {
+		struct object o;
+		int err = open_object(&o, paths[i]);
+
+		if (err) {
+			/* Directories' other files: scripts, data. */
+			if (!quiet || err != -ENOEXEC)
+				fprintf(stderr, "cfi2sframe: %s: %s\n", paths[i],
+					err == -ENOEXEC ? "not a linked x86-64 ELF object" :
+					strerror(-err));
+			if (err != -ENOEXEC) {
+				n.failed++;
+				ret = 1;
+			}
+		} else if (remove) {
+			if (prctl(PR_SFRAME_FILE_REMOVE, o.fd, 0, 0, 0)) {
+				if (errno != ENOENT || !quiet)
+					fprintf(stderr, "cfi2sframe: %s: %s\n",
+						paths[i], strerror(errno));
+				if (errno != ENOENT) {
+					n.failed++;
+					ret = 1;
+				}
+			} else {
+				n.given++;
+			}
+		} else {
+			ret |= register_object(&o, cache, &n);
+		}
+		close_object(&o);
+	}
+	if (remove)
+		printf("cfi2sframe: %lu tables taken back, %lu failed\n",
+		       n.given, n.failed);
+	else
+		printf("cfi2sframe: %lu tables given (%lu from the cache), "
+		       "%lu objects with their own, %lu without .eh_frame, "
+		       "%lu failed\n", n.given, n.cached, n.own, n.none,
+		       n.failed);
+	return ret;
+}
+
 static void help_and_exit(void)
 {
 	fputs("usage: cfi2sframe [-q] [-o OUT] ELF\n"
 	      "       cfi2sframe -s [-v] ELF...\n"
 	      "       cfi2sframe -c ELF\n"
-	      "       cfi2sframe -B ELF\n", stderr);
+	      "       cfi2sframe -B ELF\n"
+	      "       cfi2sframe -R [-q] [-v] [-C DIR] ELF...\n"
+	      "       cfi2sframe -U [-q] ELF...\n", stderr);
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	const char *out = NULL;
-	bool stats = false, cmp = false, build_id = false;
+	const char *out = NULL, *cache = NULL;
+	bool stats = false, cmp = false, want_id = false, reg = false;
+	bool unreg = false;
 	struct stats total = { 0 };
 	int opt, ret = 0;
 
-	while ((opt = getopt(argc, argv, "qvo:scB")) != -1) {
+	while ((opt = getopt(argc, argv, "qvo:scBRUC:")) != -1) {
 		switch (opt) {
+		case 'R':
+			reg = true;
+			break;
+		case 'U':
+			unreg = true;
+			break;
+		case 'C':
+			cache = optarg;
+			break;
 		case 'B':
-			build_id = true;
+			want_id = true;
 			break;
 		case 'q':
 			quiet = true;
@@ -1194,10 +1417,14 @@ int main(int argc, char **argv)
 			help_and_exit();
 		}
 	}
-	if (optind >= argc || (!stats && argc - optind != 1) ||
-	    (stats + cmp + build_id + !!out) > 1)
+	if (optind >= argc || (stats + cmp + want_id + !!out + reg + unreg) > 1 ||
+	    (cache && !reg))
 		help_and_exit();
-	if (build_id) {
+	if (reg || unreg)
+		return register_all(argv + optind, argc - optind, cache, unreg);
+	if (!stats && argc - optind != 1)
+		help_and_exit();
+	if (want_id) {
 		struct object o;
 		int err = open_object(&o, argv[optind]);
 

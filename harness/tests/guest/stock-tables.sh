@@ -2,37 +2,31 @@
 # SPDX-License-Identifier: GPL-2.0
 # TAP: Debian's own xz and python3.11, not rebuilt, profiled with
 # --call-graph fp,defer, without and then with SFrame tables that
-# tools/unwind/cfi2sframe writes from their objects' .eh_frame (issue 45).
-# The kernel does not take tables by file yet: sframe_preload.so hands
-# each program's tables over with PR_SFRAME_ADD when it starts, so
-# samples taken before that (exec, ld.so's loading) have none. Counted
-# are the program's samples whose user chain reaches its root
-# (__libc_start_call_main, start_thread or ld.so's entry): with tables,
-# at least 0.95 of xz's and 0.90 of python's (0.999 and 0.92 to 0.95 measured);
-# without, they are printed. C2S, PRELOAD, PERF and SRC are set by
-# harness/run-tests.
+# tools/unwind/cfi2sframe writes from their objects' .eh_frame (issue 45)
+# and gives the kernel by file (cfi2sframe -R: prctl(PR_SFRAME_FILE_ADD)),
+# so that every process mapping them is walked with them from its exec
+# on, with no help from the process. Counted are the program's samples
+# whose user chain reaches its root (__libc_start_call_main, start_thread
+# or ld.so's entry): with tables, at least 0.95 of each; without, they
+# are printed. The tables are taken back (cfi2sframe -U) at the end, so
+# that the streams after this one see the kernel as it boots. C2S, PERF
+# and SRC are set by harness/run-tests.
 echo "TAP version 13"
 n=0
 ok() { n=$((n + 1)); echo "ok $n $*"; }
 not_ok() { n=$((n + 1)); echo "not ok $n $*"; }
-if [ ! -x "${C2S:-}" ] || [ ! -f "${PRELOAD:-}" ] || [ ! -x /usr/bin/xz ] ||
+if [ ! -x "${C2S:-}" ] || [ ! -x /usr/bin/xz ] ||
    [ ! -x /usr/bin/python3.11 ]; then
 	echo "1..1"
-	echo "ok 1 # SKIP cfi2sframe, sframe_preload.so, xz or python3.11 missing"
+	echo "ok 1 # SKIP cfi2sframe, xz or python3.11 missing"
 	exit 0
 fi
-here=$(dirname "$0")
 tables=/tmp/stock-tables
-mkdir -p "$tables"
 
-# Tables for a program and every object ldd lists for it, by build ID.
-convert() { # program
-	local obj id
-	for obj in "$1" $(ldd "$1" | awk '/=>/ { print $3 } /ld-linux/ { print $1 }'); do
-		id=$("$C2S" -B "$obj") || return 1
-		[ -f "$tables/$id.sframe" ] && continue
-		"$C2S" -q -o "$tables/$id.sframe" "$obj" || return 1
-	done
+# A program and every object ldd lists for it.
+objects() { # program
+	echo "$1"
+	ldd "$1" | awk '/=>/ { print $3 } /ld-linux/ { print $1 }'
 }
 
 # The ratio of COMM's samples in a recording that reach their root.
@@ -74,20 +68,19 @@ EOF
 check() { # name min program args...
 	local name=$1 min=$2 prog=$3 out s r without with
 	shift 3
-	if ! convert "$prog"; then
-		not_ok "$name: cfi2sframe converts $prog and the objects it links"
-		return
-	fi
 	for mode in without with; do
 		out=/tmp/stock-$name-$mode.data
 		if [ $mode = with ]; then
-			"$PERF" record -q -e cpu-clock -F 1000 --call-graph fp,defer -o "$out" -- \
-				env LD_PRELOAD="$PRELOAD" SFRAME_TABLES="$tables" "$prog" "$@" \
-				>/dev/null 2>/tmp/stock-$name.err
-		else
-			"$PERF" record -q -e cpu-clock -F 1000 --call-graph fp,defer -o "$out" -- \
-				"$prog" "$@" >/dev/null 2>/tmp/stock-$name.err
+			# shellcheck disable=SC2046
+			if "$C2S" -R -q -C "$tables" $(objects "$prog") >/tmp/stock-$name.reg 2>&1; then
+				ok "$name: the kernel takes the tables of $prog and its objects: $(cat /tmp/stock-$name.reg)"
+			else
+				not_ok "$name: the kernel takes the tables of $prog and its objects"
+				sed 's/^/# /' /tmp/stock-$name.reg
+			fi
 		fi
+		"$PERF" record -q -e cpu-clock -F 1000 --call-graph fp,defer -o "$out" -- \
+			"$prog" "$@" >/dev/null 2>/tmp/stock-$name.err
 		read -r s r < <(rooted "$out" "${prog##*/}")
 		echo "# $name $mode tables: samples=$s rooted=$r bytes=$(stat -c %s "$out")"
 		eval "$mode=\"$s $r\""
@@ -103,6 +96,8 @@ check() { # name min program args...
 }
 
 check xz 0.95 /usr/bin/xz -T2 -6 -c /tmp/stock-input
-check python3.11 0.90 /usr/bin/python3.11 /tmp/stock-io.py
+check python3.11 0.95 /usr/bin/python3.11 /tmp/stock-io.py
+# shellcheck disable=SC2046
+"$C2S" -U -q $(objects /usr/bin/xz) $(objects /usr/bin/python3.11) >/dev/null
 rm -rf "$tables" /tmp/stock-input /tmp/stock-io.py
 echo "1..$n"
