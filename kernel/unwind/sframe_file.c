@@ -496,8 +496,10 @@ int unwind_sframe_file_prctl(int option, unsigned long arg2, unsigned long arg3,
 	case PR_SFRAME_FILE_ADD:
 		return sframe_file_add(arg2, arg3);
 	case PR_SFRAME_FILE_REMOVE:
-		if (arg3 || arg2 > INT_MAX)
+		if (arg3)
 			return -EINVAL;
+		if (arg2 > INT_MAX)	/* a negative descriptor, say */
+			return -EBADF;
 		return sframe_file_remove(arg2);
 	}
 	return -EINVAL;

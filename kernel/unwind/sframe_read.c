@@ -336,6 +336,14 @@ EXPORT_SYMBOL_IF_KUNIT(sframe_sec_init_kernel);
  */
 #define SFRAME_SCAN_CHUNK	1024
 
+/* A kernel copy needs no window: its bounds were checked with the table's. */
+static __always_inline bool sframe_kernel_begin(const struct unwind_sframe_sec *sec,
+						unsigned long addr,
+						unsigned long len)
+{
+	return true;
+}
+
 /* The scans, read from user memory and from the kernel's own copy. */
 #define SFRAME_SCAN(name)		name##_user
 #define SFRAME_BEGIN(sec, addr, len)	user_access_begin((void __user *)(addr), len)
@@ -350,7 +358,7 @@ EXPORT_SYMBOL_IF_KUNIT(sframe_sec_init_kernel);
  * the scans check as they do in user memory.
  */
 #define SFRAME_SCAN(name)		name##_kernel
-#define SFRAME_BEGIN(sec, addr, len)	true
+#define SFRAME_BEGIN(sec, addr, len)	sframe_kernel_begin(sec, addr, len)
 #define SFRAME_END()			do { } while (0)
 #define SFRAME_GET(x, sec, addr, label)	do {				\
 	(x) = get_unaligned((typeof(x) *)sframe_kptr(sec, addr));	\

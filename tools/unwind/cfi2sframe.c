@@ -1227,7 +1227,7 @@ static uint8_t *read_cached(const char *path, size_t *len)
 /* Write a table to the cache: whole or not at all (rename). */
 static void write_cached(const char *path, const uint8_t *buf, size_t len)
 {
-	char tmp[4096];
+	char tmp[4096 + 16];
 	int fd;
 
 	snprintf(tmp, sizeof(tmp), "%s.%d", path, getpid());
@@ -1358,10 +1358,8 @@ static int register_all(char **paths, int count, const char *cache,
 		printf("cfi2sframe: %lu tables taken back, %lu failed\n",
 		       n.given, n.failed);
 	else
-		printf("cfi2sframe: %lu tables given (%lu from the cache), "
-		       "%lu objects with their own, %lu without .eh_frame, "
-		       "%lu failed\n", n.given, n.cached, n.own, n.none,
-		       n.failed);
+		printf("cfi2sframe: %lu tables given (%lu from the cache), %lu objects with their own, %lu without .eh_frame, %lu failed\n",
+		       n.given, n.cached, n.own, n.none, n.failed);
 	return ret;
 }
 

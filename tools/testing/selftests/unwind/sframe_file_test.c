@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SFrame tables given to the kernel for a file (prctl(PR_SFRAME_FILE_ADD)).
+ *
+ * This program is built as a distribution builds: neither frame pointers
+ * nor an SFrame section, but .eh_frame. The build converts its .eh_frame
+ * to an SFrame table (cfi2sframe, built here from tools/unwind), and a
+ * second table from another program's (guess_test's), which lies about
+ * this one. Each case forks a child that execs this program again (a new
+ * mm, whose walker meets the program's mapping for the first time) to
+ * read its own stack from the end of the 60-function chain:
+ *
+ *   - with its table given, the stack is exactly the chain, no entry
+ *     guessed;
+ *   - with the lying table, the walk still ends, and is not the chain;
+ *   - taken back, the next process does not get the table;
+ *   - every error a caller can meet, and no caller without CAP_PERFMON.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "unwind_chain.h"
+
+#define MAX_ENTRIES	512
+
+static uint64_t buf[MAX_ENTRIES];
+static char self_path[PATH_MAX];
+
+/* The child: read the stack from the end of the chain; 0 if exact. */
+static int chain_child(void)
+{
+	unsigned long want[CHAIN_LEN + 3];
+	long n;
+
+	n = chain_run(UT_SYS_PRCTL, PR_USER_STACK_READ, (long)buf,
+		      MAX_ENTRIES) - CHAIN_LEN;
+	want[0] = (unsigned long)ut_syscall_ret;
+	want[1] = ut_leaf_ra;
+	want[2] = leaf_caller_ra;
+	for (int i = 0; i < CHAIN_LEN; i++)
+		want[3 + i] = chain_ra[CHAIN_LEN - 1 - i];
+	if (n < CHAIN_LEN + 3) {
+		printf("# child: %ld entries\n", n);
+		return 1;
+	}
+	for (int i = 0; i < CHAIN_LEN + 3; i++) {
+		if (buf[i] != want[i]) {
+			printf("# child: entry %d is %#llx, not %#lx\n", i,
+			       (unsigned long long)buf[i], want[i]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Exec this program as a chain child: its exit status, or -1. */
+static int run_child(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		execl(self_path, self_path, "--chain", NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* The whole of a file, in @len bytes of memory. */
+static void *slurp(const char *path, size_t *len)
+{
+	struct stat st;
+	void *p;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st)) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	p = malloc(st.st_size);
+	if (p && read(fd, p, st.st_size) != st.st_size) {
+		free(p);
+		p = NULL;
+	}
+	close(fd);
+	*len = st.st_size;
+	return p;
+}
+
+/* The GNU build ID of the ELF file @path, into @id: its size, or 0. */
+static int file_build_id(const char *path, uint8_t id[20])
+{
+	size_t len;
+	uint8_t *img = slurp(path, &len);
+	const Elf64_Ehdr *eh = (const void *)img;
+	int ret = 0;
+
+	if (!img || len < sizeof(*eh))
+		goto out;
+	for (int i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const Elf64_Phdr *)(img + eh->e_phoff) + i;
+		size_t off = ph->p_offset;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		while (off + sizeof(Elf64_Nhdr) <= ph->p_offset + ph->p_filesz) {
+			const Elf64_Nhdr *n = (const void *)(img + off);
+			size_t name = (n->n_namesz + 3) & ~3UL;
+			size_t desc = (n->n_descsz + 3) & ~3UL;
+
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    n->n_descsz <= 20) {
+				memcpy(id, (const uint8_t *)(n + 1) + name, n->n_descsz);
+				ret = n->n_descsz;
+				goto out;
+			}
+			off += sizeof(*n) + name + desc;
+		}
+	}
+out:
+	free(img);
+	return ret;
+}
+
+struct sframe_file_arg {
+	struct prctl_sframe_file a;
+	uint64_t tail;		/* for sizes past the struct */
+};
+
+static char table_path[PATH_MAX + 32], liar_path[PATH_MAX + 32];
+
+/* The argument giving @table (a file) for this program, @fd open on it. */
+static void *fill(struct prctl_sframe_file *a, int fd, const char *table,
+		  size_t *len)
+{
+	void *t = slurp(table, len);
+
+	memset(a, 0, sizeof(*a));
+	a->fd = fd;
+	a->build_id_size = file_build_id(self_path, a->build_id);
+	a->table = (uintptr_t)t;
+	a->table_size = *len;
+	return t;
+}
+
+static long add(const struct prctl_sframe_file *a, unsigned long size)
+{
+	return prctl(PR_SFRAME_FILE_ADD, a, size, 0, 0) ? -errno : 0;
+}
+
+static long remove_fd(int fd)
+{
+	return prctl(PR_SFRAME_FILE_REMOVE, fd, 0, 0, 0) ? -errno : 0;
+}
+
+FIXTURE(file) {
+	int fd;
+	struct prctl_sframe_file a;
+	void *table;
+	size_t len;
+};
+
+FIXTURE_SETUP(file)
+{
+	self->fd = open(self_path, O_RDONLY);
+	ASSERT_GE(self->fd, 0);
+	self->table = fill(&self->a, self->fd, table_path, &self->len);
+	ASSERT_NE(NULL, self->table) TH_LOG("no table at %s", table_path);
+	ASSERT_GT(self->a.build_id_size, 0) TH_LOG("%s has no build ID", self_path);
+	/* A table left by an earlier run or case. */
+	remove_fd(self->fd);
+}
+
+FIXTURE_TEARDOWN(file)
+{
+	remove_fd(self->fd);
+	close(self->fd);
+	free(self->table);
+}
+
+/* Given, the chain is walked exactly; taken back, the next exec is not. */
+TEST_F(file, walked_with_the_table)
+{
+	int without = run_child();
+
+	TH_LOG("without a table the child's stack is %s",
+	       without ? "not the chain" : "the chain (read from the code)");
+	ASSERT_EQ(0, add(&self->a, sizeof(self->a)));
+	EXPECT_EQ(0, run_child());
+	/* Given again: replaced, still used. */
+	ASSERT_EQ(0, add(&self->a, sizeof(self->a)));
+	EXPECT_EQ(0, run_child());
+	ASSERT_EQ(0, remove_fd(self->fd));
+	EXPECT_EQ(-ENOENT, remove_fd(self->fd));
+	EXPECT_EQ(without, run_child());
+}
+
+/* A table of another program, given as this one's: stacks only. */
+TEST_F(file, a_lying_table_hurts_only_stacks)
+{
+	struct prctl_sframe_file a = self->a;
+	size_t len;
+	void *liar = slurp(liar_path, &len);
+
+	ASSERT_NE(NULL, liar);
+	a.table = (uintptr_t)liar;
+	a.table_size = len;
+	ASSERT_EQ(0, add(&a, sizeof(a)));
+	/* The walk ends (the child exits), with a stack that is not the chain. */
+	EXPECT_EQ(1, run_child());
+	free(liar);
+}
+
+TEST_F(file, errors)
+{
+	struct sframe_file_arg big = { .a = self->a };
+	struct prctl_sframe_file a;
+	char tmp[] = "/tmp/sframe_file_XXXXXX";
+	uint8_t *junk;
+	int fd;
+
+	EXPECT_EQ(-EFAULT, add(NULL, sizeof(a)));
+	a = self->a;
+	a.flags = 1;
+	EXPECT_EQ(-EINVAL, add(&a, sizeof(a)));
+	a = self->a;
+	a.build_id_size = 0;
+	EXPECT_EQ(-EINVAL, add(&a, sizeof(a)));
+	a.build_id_size = 21;
+	EXPECT_EQ(-EINVAL, add(&a, sizeof(a)));
+	a = self->a;
+	a.table_size = 0;
+	EXPECT_EQ(-EINVAL, add(&a, sizeof(a)));
+	a.table_size = 1ULL << 40;
+	EXPECT_EQ(-E2BIG, add(&a, sizeof(a)));
+	a = self->a;
+	a.table = 8;
+	EXPECT_EQ(-EFAULT, add(&a, sizeof(a)));
+	/* A larger struct is taken if what this kernel does not know is 0. */
+	EXPECT_EQ(0, add(&big.a, sizeof(big)));
+	big.tail = 1;
+	EXPECT_EQ(-E2BIG, add(&big.a, sizeof(big)));
+	EXPECT_EQ(-EINVAL, prctl(PR_SFRAME_FILE_ADD, &self->a, sizeof(a), 1, 0) ? -errno : 0);
+
+	/* The file: a descriptor of a regular file open for reading. */
+	a = self->a;
+	a.fd = -1;
+	EXPECT_EQ(-EBADF, add(&a, sizeof(a)));
+	a.fd = open("/", O_RDONLY | O_DIRECTORY);
+	EXPECT_EQ(-EBADF, add(&a, sizeof(a)));
+	close(a.fd);
+	fd = mkstemp(tmp);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(5, write(fd, "hello", 5));
+	a.fd = fd;		/* read-write: but no ELF, no build ID */
+	EXPECT_EQ(-ENODATA, add(&a, sizeof(a)));
+	close(fd);
+	a.fd = open(tmp, O_WRONLY);
+	EXPECT_EQ(-EBADF, add(&a, sizeof(a)));
+	close(a.fd);
+	unlink(tmp);
+
+	/* The build ID must be the file's. */
+	a = self->a;
+	a.build_id[0] ^= 0xff;
+	EXPECT_EQ(-ESTALE, add(&a, sizeof(a)));
+	a = self->a;
+	a.build_id_size--;
+	EXPECT_EQ(-ESTALE, add(&a, sizeof(a)));
+
+	/* A table that is not one: refused as any mapped section would be. */
+	a = self->a;
+	junk = malloc(self->len);
+	ASSERT_NE(NULL, junk);
+	memset(junk, 0xa5, self->len);
+	a.table = (uintptr_t)junk;
+	EXPECT_EQ(-EINVAL, add(&a, sizeof(a)));
+	memcpy(junk, self->table, self->len);
+	((uint8_t *)junk)[2] = 9;	/* version */
+	EXPECT_EQ(-EINVAL, add(&a, sizeof(a)));
+	free(junk);
+
+	EXPECT_EQ(-EBADF, remove_fd(-1));
+	EXPECT_EQ(-EINVAL, prctl(PR_SFRAME_FILE_REMOVE, self->fd, 1, 0, 0) ? -errno : 0);
+}
+
+/* Only CAP_PERFMON (or CAP_SYS_ADMIN) decides how every process is walked. */
+TEST_F(file, privileged_only)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(2);
+		_exit(add(&self->a, sizeof(self->a)) == -EPERM &&
+		      remove_fd(self->fd) == -EPERM ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+int main(int argc, char **argv)
+{
+	char dir[PATH_MAX];
+
+	if (argc == 2 && !strcmp(argv[1], "--chain"))
+		return chain_child();
+	if (!realpath("/proc/self/exe", self_path)) {
+		perror("realpath");
+		return 1;
+	}
+	snprintf(dir, sizeof(dir), "%s", self_path);
+	snprintf(table_path, sizeof(table_path), "%s/sframe_file_test.sframe",
+		 dirname(dir));
+	snprintf(liar_path, sizeof(liar_path), "%s/guess_test.sframe", dir);
+	return test_harness_run(argc, argv);
+}
