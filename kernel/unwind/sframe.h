@@ -136,6 +136,7 @@ static inline void sframe_sec_unusable(struct unwind_sframe_sec *sec)
 	sec->sframe_end = 0;
 	sec->kbuf = NULL;
 }
+
 int sframe_find_row_budget(const struct unwind_sframe_sec *sec,
 			   unsigned long pc, struct unwind_sframe_row *row,
 			   u32 *rows);
@@ -175,6 +176,7 @@ int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec,
 
 /* Tables the kernel holds for files (sframe_file.c). */
 struct sframe_file_table;
+
 struct sframe_file_table *sframe_file_get(struct file *file);
 const void *sframe_file_table_data(const struct sframe_file_table *t,
 				   unsigned long *len);

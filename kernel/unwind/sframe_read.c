@@ -336,7 +336,32 @@ EXPORT_SYMBOL_IF_KUNIT(sframe_sec_init_kernel);
  */
 #define SFRAME_SCAN_CHUNK	1024
 
-/* A kernel copy needs no window: its bounds were checked with the table's. */
+/*
+ * The scans, read from user memory and from the kernel's own copy. User
+ * memory is read in a user access window; a copy the kernel holds was
+ * checked with its table and does not change, and is read at its offsets
+ * with the kernel's own no-fault reads, so that the scans' fault paths
+ * stay what they are.
+ */
+static __always_inline bool sframe_user_begin(const struct unwind_sframe_sec *sec,
+					      unsigned long addr,
+					      unsigned long len)
+{
+	return user_access_begin((void __user *)addr, len);
+}
+
+static __always_inline void sframe_user_end(const struct unwind_sframe_sec *sec)
+{
+	user_access_end();
+}
+
+/* A table in user memory is read where it is. */
+static __always_inline void __user *sframe_uptr(const struct unwind_sframe_sec *sec,
+						unsigned long addr)
+{
+	return (void __user *)addr;
+}
+
 static __always_inline bool sframe_kernel_begin(const struct unwind_sframe_sec *sec,
 						unsigned long addr,
 						unsigned long len)
@@ -344,27 +369,22 @@ static __always_inline bool sframe_kernel_begin(const struct unwind_sframe_sec *
 	return true;
 }
 
-/* The scans, read from user memory and from the kernel's own copy. */
+static __always_inline void sframe_kernel_end(const struct unwind_sframe_sec *sec)
+{
+}
+
 #define SFRAME_SCAN(name)		name##_user
-#define SFRAME_BEGIN(sec, addr, len)	user_access_begin((void __user *)(addr), len)
-#define SFRAME_END()			user_access_end()
+#define SFRAME_BEGIN(sec, addr, len)	sframe_user_begin(sec, addr, len)
+#define SFRAME_END(sec)			sframe_user_end(sec)
 #define SFRAME_GET(x, sec, addr, label)	\
-	unsafe_get_user(x, (typeof(x) __user *)(addr), label)
+	unsafe_get_user(x, (typeof(x) __user *)sframe_uptr(sec, addr), label)
 #include "sframe_scan.h"
 
-/*
- * A table the kernel holds (sframe_file.c) was checked when it was given
- * and does not change: plain loads, at its offsets, of bytes whose bounds
- * the scans check as they do in user memory.
- */
 #define SFRAME_SCAN(name)		name##_kernel
 #define SFRAME_BEGIN(sec, addr, len)	sframe_kernel_begin(sec, addr, len)
-#define SFRAME_END()			do { } while (0)
-#define SFRAME_GET(x, sec, addr, label)	do {				\
-	(x) = get_unaligned((typeof(x) *)sframe_kptr(sec, addr));	\
-	if (0)								\
-		goto label;						\
-} while (0)
+#define SFRAME_END(sec)			sframe_kernel_end(sec)
+#define SFRAME_GET(x, sec, addr, label)	\
+	__get_kernel_nofault(&(x), sframe_kptr(sec, addr), typeof(x), label)
 #include "sframe_scan.h"
 
 static int sframe_search(const struct unwind_sframe_sec *sec, unsigned long pc,

@@ -6,7 +6,7 @@
  * the bytes, and SFRAME_GET(x, sec, addr, label) reading one value at a
  * table address (jumping to @label if it cannot). User memory gets a user
  * access window and unsafe_get_user(); a table the kernel holds gets
- * plain loads. No include guard: each inclusion makes one copy.
+ * __get_kernel_nofault(). No include guard: each inclusion makes one copy.
  */
 
 /*
@@ -66,10 +66,10 @@ static int SFRAME_SCAN(sframe_search)(const struct unwind_sframe_sec *sec,
 			raw[i] = b;
 		}
 	}
-	SFRAME_END();
+	SFRAME_END(sec);
 	return ret;
 fault:
-	SFRAME_END();
+	SFRAME_END(sec);
 	return -EFAULT;
 }
 
@@ -105,7 +105,7 @@ static int SFRAME_SCAN(sframe_find_fre)(const struct unwind_sframe_sec *sec,
 			goto budget;
 		(*rows)--;
 		if (i && !(i % SFRAME_SCAN_CHUNK)) {
-			SFRAME_END();
+			SFRAME_END(sec);
 			if (fatal_signal_pending(current))
 				return -EINTR;
 			cond_resched();
@@ -166,16 +166,16 @@ static int SFRAME_SCAN(sframe_find_fre)(const struct unwind_sframe_sec *sec,
 			}
 		}
 	}
-	SFRAME_END();
+	SFRAME_END(sec);
 	return ret;
 budget:
-	SFRAME_END();
+	SFRAME_END(sec);
 	return -E2BIG;
 bad:
-	SFRAME_END();
+	SFRAME_END(sec);
 	return -EINVAL;
 fault:
-	SFRAME_END();
+	SFRAME_END(sec);
 	return -EFAULT;
 }
 

@@ -194,7 +194,7 @@ static int open_object(struct object *o, const char *path)
 	o->fd = fd;
 	if (fstat(fd, &st))
 		return -errno;
-	if (!S_ISREG(st.st_mode) || (size_t)st.st_size < sizeof(Elf64_Ehdr))
+	if (!S_ISREG(st.st_mode) || (size_t)st.st_size < sizeof(*o->eh))
 		return -ENOEXEC;
 	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED)
@@ -1358,8 +1358,10 @@ static int register_all(char **paths, int count, const char *cache,
 		printf("cfi2sframe: %lu tables taken back, %lu failed\n",
 		       n.given, n.failed);
 	else
-		printf("cfi2sframe: %lu tables given (%lu from the cache), %lu objects with their own, %lu without .eh_frame, %lu failed\n",
-		       n.given, n.cached, n.own, n.none, n.failed);
+		printf("cfi2sframe: %lu tables given (%lu from the cache), ",
+		       n.given, n.cached);
+		printf("%lu objects with their own, %lu without .eh_frame, %lu failed\n",
+		       n.own, n.none, n.failed);
 	return ret;
 }
 
