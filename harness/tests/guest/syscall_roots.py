@@ -3,7 +3,7 @@
 """The system-call samples of one recording: how many reach their root
 with fp,defer, against the truth of --call-graph dwarf in the same run.
 
-    syscall_roots.py SCRIPT COMM ROOT[,ROOT...]
+    syscall_roots.py [--all] SCRIPT COMM ROOT[,ROOT...]
 
 SCRIPT is `perf script -F event,comm,tid,ip,sym,symoff,dso` output of a
 recording with three cpu-clock events: call-graph=dwarf (the truth,
@@ -11,6 +11,12 @@ unwound by perf from the C library's .eh_frame), call-graph=fp (the
 in-interrupt walk) and the recording's own, fp,defer. A system-call sample is a kernel sample of COMM whose kernel
 chain passes entry_SYSCALL_64; it reaches its root when its user chain
 holds one of the ROOT functions (main, a thread's start function).
+--all counts every sample of COMM instead, kernel and user mode, and
+compares caller edges from the first return address on: a sample's own
+IP is nearly never another sample's, so the edge from it says little.
+SCRIPT then carries dsoff too, and each line ends with "notcall N": the
+samples with a return address after the first, not marked, that follows
+no call instruction in its object's file (read at that file offset).
 
 Prints one line per event ("dwarf", "fp", "defer"):
 
@@ -69,30 +75,76 @@ def samples(path, comm):
                 fields[1] = fields[1][2:]
             sym, _, dso = fields[1].rpartition(" (")
             dso = dso.rstrip(")")
+            dsoff = None
+            if "+0x" in dso:
+                dso, _, off_hex = dso.rpartition("+0x")
+                dsoff = int(off_hex, 16)
             sym, _, off = sym.rpartition("+0x") if "+0x" in sym else (sym, "", "")
             frames = cur[1]
             # Inlined functions repeat the address: one frame.
             if frames and frames[-1][2] == addr:
                 continue
-            frames.append((sym, dso, addr, off, marked))
+            frames.append((sym, dso, addr, off, marked, dsoff))
     if cur:
         yield cur
 
 
+FILES = {}
+
+
+def after_call(dso, off):
+    """Does the byte at file offset @off of @dso follow a call instruction
+    (call rel32, or call through a register or memory, any REX prefix)?
+    None if the file cannot be read there."""
+    if dso not in FILES:
+        try:
+            with open(dso, "rb") as f:
+                FILES[dso] = f.read()
+        except OSError:
+            FILES[dso] = None
+    data = FILES[dso]
+    if data is None or off is None or off < 8 or off > len(data):
+        return None
+    if data[off - 5] == 0xE8:
+        return True
+    for k in range(2, 9):
+        op = off - k
+        if data[op] != 0xFF or (data[op + 1] >> 3) & 7 != 2:
+            continue
+        modrm = data[op + 1]
+        mod, rm = modrm >> 6, modrm & 7
+        size = 2 + (rm == 4 and mod != 3)
+        if mod == 1:
+            size += 1
+        elif mod == 2 or (mod == 0 and rm == 5):
+            size += 4
+        elif mod == 0 and rm == 4 and data[op + 2] & 7 == 5:
+            size += 4
+        if size == k or (size + 1 == k and 0x40 <= data[op - 1] <= 0x4F):
+            return True
+    return False
+
+
 def main():
-    path, comm, roots = sys.argv[1], sys.argv[2], set(sys.argv[3].split(","))
+    args = sys.argv[1:]
+    every = args[:1] == ["--all"]
+    if every:
+        args = args[1:]
+    path, comm, roots = args[0], args[1], set(args[2].split(","))
     chains = collections.defaultdict(list)
     edges = set()
     for event, frames in samples(path, comm):
         user = [f for f in frames if f[1] != KERNEL]
         if event == "dwarf":
-            user = user[:1] + [(s, d, a + 1, o, m)
-                               for s, d, a, o, m in user[1:]]
-            edges.update((a[2], b[2]) for a, b in zip(user, user[1:]))
-        if not frames or frames[0][1] != KERNEL or not user:
+            user = user[:1] + [(s, d, a + 1, o, m, f)
+                               for s, d, a, o, m, f in user[1:]]
+            edges.update((a[2], b[2]) for a, b in
+                         zip(user[every:], user[every + 1:]))
+        if not user:
             continue
-        if not any(f[0].startswith("entry_SYSCALL_64") for f in frames
-                   if f[1] == KERNEL):
+        if not every and (frames[0][1] != KERNEL or not any(
+                f[0].startswith("entry_SYSCALL_64") for f in frames
+                if f[1] == KERNEL)):
             continue
         chains[event].append(user)
     place_n = collections.Counter()
@@ -105,8 +157,12 @@ def main():
     unseen_chain = {}
     for event in ("dwarf", "fp", "defer"):
         n = rooted = placed = placed_rooted = wrong = exact_rooted = 0
-        wrong_exact = 0
+        wrong_exact = notcall = 0
         for user in chains[event]:
+            if every and any(not f[4] and f[1] != "[unknown]" and
+                             after_call(f[1], f[5]) is False
+                             for f in user[1:]):
+                notcall += 1
             is_rooted = any(f[0] in roots for f in user)
             n += 1
             rooted += is_rooted
@@ -118,7 +174,7 @@ def main():
                 if event == "defer" and not is_rooted:
                     misses[(user[0][0], len(user), user[-1][0],
                             user[-1][1].rsplit("/", 1)[-1])] += 1
-            bad = [(a, b) for a, b in zip(user, user[1:])
+            bad = [(a, b) for a, b in zip(user[every:], user[every + 1:])
                    if (a[2], b[2]) not in edges]
             if bad:
                 wrong += 1
@@ -131,10 +187,14 @@ def main():
                     unseen_chain.setdefault(key, " ".join(
                         "%s%s+0x%s" % ("? " if f[4] else "", f[0],
                                        f[3] or "?") for f in user))
+        if every and not n:
+            continue
         print("%s samples %d rooted %d placed %d placed_rooted %d wrong %d "
-              "exact_rooted %d wrong_exact %d"
+              "exact_rooted %d wrong_exact %d%s"
               % (event, n, rooted, placed, placed_rooted, wrong,
-                 exact_rooted, wrong_exact))
+                 exact_rooted, wrong_exact,
+                 " notcall %d" % notcall if every and event != "dwarf"
+                 else ""))
     # Where fp,defer stops short of dwarf's root: innermost function,
     # frames found, the last one (on stderr, for the test's log).
     for (sym, nr, last, dso), count in misses.most_common(5):

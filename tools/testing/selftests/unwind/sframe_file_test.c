@@ -14,7 +14,8 @@
  *     guessed;
  *   - with the lying table, the walk still ends, and is not the chain;
  *   - taken back, the next process does not get the table;
- *   - every error a caller can meet, and no caller without CAP_PERFMON.
+ *   - every error a caller can meet, the bound on all tables' memory, and
+ *     no caller without CAP_PERFMON.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -135,6 +136,17 @@ static int file_build_id(const char *path, uint8_t id[20])
 	}
 out:
 	free(img);
+	return ret;
+}
+
+/* Copy the file at @from into @fd: another inode with the same build ID. */
+static int copy_file(const char *from, int fd)
+{
+	size_t len;
+	void *p = slurp(from, &len);
+	int ret = p && write(fd, p, len) == (ssize_t)len ? 0 : -1;
+
+	free(p);
 	return ret;
 }
 
@@ -298,6 +310,62 @@ TEST_F(file, errors)
 
 	EXPECT_EQ(-EBADF, remove_fd(-1));
 	EXPECT_EQ(-EINVAL, prctl(PR_SFRAME_FILE_REMOVE, self->fd, 1, 0, 0) ? -errno : 0);
+}
+
+/*
+ * All tables together are bounded (512 MiB): two of the largest table,
+ * 256 MiB of rows for no function, for two copies of this program, fill
+ * it, and a third file's table is refused until one is taken back.
+ */
+TEST_F(file, memory_limit)
+{
+	const size_t big = 256UL << 20;
+	char path[3][32];
+	int fd[3], i;
+	uint8_t *t;
+	struct prctl_sframe_file a;
+
+	t = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	ASSERT_NE(MAP_FAILED, t);
+	/* The header of this program's table, saying: no function, all rows. */
+	memcpy(t, self->table, 28);
+	t[7] = 0;				/* auxhdr_len */
+	memset(t + 8, 0, 20);			/* counts and offsets */
+	*(uint32_t *)(t + 16) = big - 28;	/* fre_len */
+	for (i = 0; i < 3; i++) {
+		snprintf(path[i], sizeof(path[i]), "/tmp/sframe_file_%d", i);
+		fd[i] = open(path[i], O_RDWR | O_CREAT | O_TRUNC, 0700);
+		ASSERT_GE(fd[i], 0);
+		ASSERT_EQ(0, copy_file(self_path, fd[i]));
+	}
+	a = self->a;
+	a.table = (uintptr_t)t;
+	a.table_size = big;
+	for (i = 0; i < 2; i++) {
+		a.fd = fd[i];
+		EXPECT_EQ(0, add(&a, sizeof(a)));
+	}
+	a.fd = fd[2];
+	a.table = self->a.table;
+	a.table_size = self->a.table_size;
+	EXPECT_EQ(-ENOSPC, add(&a, sizeof(a)));
+	/* A second table for a file replaces its first: 256 MiB, again. */
+	a.fd = fd[1];
+	a.table = (uintptr_t)t;
+	a.table_size = big;
+	EXPECT_EQ(0, add(&a, sizeof(a)));
+	EXPECT_EQ(0, remove_fd(fd[0]));
+	a.fd = fd[2];
+	a.table = self->a.table;
+	a.table_size = self->a.table_size;
+	EXPECT_EQ(0, add(&a, sizeof(a)));
+	for (i = 0; i < 3; i++) {
+		remove_fd(fd[i]);
+		close(fd[i]);
+		unlink(path[i]);
+	}
+	munmap(t, big);
 }
 
 /* Only CAP_PERFMON (or CAP_SYS_ADMIN) decides how every process is walked. */
