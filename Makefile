@@ -138,11 +138,6 @@ build/test-progs/thread_churn: harness/tests/guest/thread_churn.c
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -pthread -o $@ $<
 
-# Hands a program's tables from cfi2sframe to the kernel (stock-tables).
-build/test-progs/sframe_preload.so: harness/tests/guest/sframe_preload.c
-	@mkdir -p $(@D)
-	gcc $(USER_CFLAGS) -shared -fPIC -o $@ $<
-
 demo: build/demo/deepstack build/demo/minivm python
 
 # The CPython extension that reports Python frames (python/unwind_report.c),
@@ -204,7 +199,7 @@ cfi2sframe: tree
 	@install -m 755 build/cfi2sframe/cfi2sframe build/bin/
 
 test: kernel perf perf-asan unwindprof cfi2sframe demo python kselftest code-frames-check mainline-perf \
-	build/test-progs/perf_smoke build/test-progs/thread_churn build/test-progs/sframe_preload.so \
+	build/test-progs/perf_smoke build/test-progs/thread_churn \
 	build/real/zstd build/real/xz \
 	build/real/bzip2
 	@harness/run-tests
