@@ -99,7 +99,8 @@ struct sframe_file_pin {
 static DEFINE_MUTEX(sframe_files_lock);
 static DEFINE_HASHTABLE(sframe_files, 8);
 static unsigned long sframe_files_bytes;	/* under sframe_files_lock */
-static unsigned int sframe_files_count;		/* under sframe_files_lock */
+/* Written under sframe_files_lock; read without it by sframe_file_get(). */
+static unsigned int sframe_files_count;
 
 static void sframe_file_put(struct sframe_file_table *t)
 {
@@ -141,7 +142,7 @@ static void sframe_file_unlink(struct sframe_file_table *t)
 	lockdep_assert_held(&sframe_files_lock);
 	hash_del(&t->node);
 	sframe_files_bytes -= t->len;
-	sframe_files_count--;
+	WRITE_ONCE(sframe_files_count, sframe_files_count - 1);
 	sframe_file_put(t);
 }
 
@@ -249,7 +250,8 @@ struct sframe_file_table *sframe_file_get(struct file *file)
 	u8 id[SFRAME_BUILD_ID_MAX];
 	int size;
 
-	if (hash_empty(sframe_files))	/* racy: a table added now is missed once */
+	/* Unlocked: a table given at this moment is missed by this walk only. */
+	if (!READ_ONCE(sframe_files_count))
 		return NULL;
 	mutex_lock(&sframe_files_lock);
 	t = sframe_file_lookup(inode);
@@ -433,7 +435,7 @@ static int sframe_file_add(unsigned long uarg, unsigned long usize)
 	hash_add(sframe_files, &t->node,
 		 sframe_file_hash(t->dev, t->ino));
 	sframe_files_bytes += t->len;
-	sframe_files_count++;
+	WRITE_ONCE(sframe_files_count, sframe_files_count + 1);
 	mutex_unlock(&sframe_files_lock);
 	fput(file);
 	return 0;
