@@ -138,6 +138,11 @@ build/test-progs/thread_churn: harness/tests/guest/thread_churn.c
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -pthread -o $@ $<
 
+# For stock-tables: one sample carrying the kernel's chain and dwarf's.
+build/test-progs/dwarf_also.so: harness/tests/guest/dwarf_also.c $(UAPI)/linux/prctl.h
+	@mkdir -p $(@D)
+	gcc $(USER_CFLAGS) -fPIC -shared -o $@ $< -ldl
+
 demo: build/demo/deepstack build/demo/minivm python
 
 # The CPython extension that reports Python frames (python/unwind_report.c),
@@ -199,7 +204,7 @@ cfi2sframe: tree
 	@install -m 755 build/cfi2sframe/cfi2sframe build/bin/
 
 test: kernel perf perf-asan unwindprof cfi2sframe demo python kselftest code-frames-check mainline-perf \
-	build/test-progs/perf_smoke build/test-progs/thread_churn \
+	build/test-progs/perf_smoke build/test-progs/thread_churn build/test-progs/dwarf_also.so \
 	build/real/zstd build/real/xz \
 	build/real/bzip2
 	@harness/run-tests

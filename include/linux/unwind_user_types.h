@@ -218,6 +218,9 @@ struct unwind_code_ident {
  *		may hold locks that reading it takes (unwind_user_faultable_known())
  * @files_skipped: set by a walk with @no_files that met text whose table
  *		a walk reading files could have found: exact, but maybe shorter
+ * @in_table_gap: the IP is in an object whose table does not describe it
+ *		(set by the SFrame format): a frame-pointer record there rests
+ *		on a convention
  */
 struct unwind_user_state {
 	unsigned long	ip;
@@ -249,6 +252,7 @@ struct unwind_user_state {
 	bool		blocked;
 	bool		no_files;
 	bool		files_skipped;
+	bool		in_table_gap;
 };
 
 #endif /* _LINUX_UNWIND_USER_TYPES_H */

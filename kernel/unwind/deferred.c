@@ -649,6 +649,9 @@ static bool unwind_nofault_may_join(struct pt_regs *regs)
  * signal, which need the request's cookie), it returns -EAGAIN with no
  * entry: the caller then makes the deferred request, whose walk also
  * brings in what was missing, so that later samples are walked here.
+ * Frames that rest on a convention (a frame-pointer record in the gap of
+ * a table) are counted in @trace->guessed, as the deferred walk counts
+ * them: the caller reports them marked.
  *
  * An interrupt of kernel mode is walked here only if it is the first
  * request of an entry that is no system call (a page fault, an interrupt
@@ -724,7 +727,7 @@ int unwind_user_nofault(struct pt_regs *regs, struct unwind_stacktrace *trace,
 		memcpy(info->cache, trace->entries,
 		       trace->nr * sizeof(*info->cache));
 		info->cache_nr = trace->nr;
-		info->cache_guessed = 0;
+		info->cache_guessed = trace->guessed;
 		barrier();
 		WRITE_ONCE(info->cache_cookie, cookie);
 	}

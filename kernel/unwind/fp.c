@@ -84,6 +84,11 @@ static bool unwind_fp_first_frame(struct unwind_user_state *state,
  * address, so that it stops where code without frame pointers left
  * anything in the register, instead of going on from there.
  *
+ * In the gap of an object's table (state->in_table_gap), the record
+ * rests on a convention: an object with a table was most likely built
+ * without frame pointers, and %rbp there may point to a record further
+ * out, skipping frames. The entries from the one it gives on are marked.
+ *
  * Context: Task context, page faults allowed, or a walk that may not
  * fault (state->nofault: reads that fail say so).
  * Return: UNWIND_USER_FRAME.
@@ -102,6 +107,8 @@ enum unwind_user_step unwind_fp_frame(struct unwind_user_state *state,
 	frame->check_ra = false;
 	if (topmost && unwind_fp_first_frame(state, frame))
 		return UNWIND_USER_FRAME;
+	if (state->in_table_gap)
+		state->marked_from = min(state->marked_from, state->frames);
 	frame->cfa = (struct unwind_user_loc){ UNWIND_USER_RULE_FP, false,
 					       2 * ws };
 	frame->ra = (struct unwind_user_loc){ UNWIND_USER_RULE_CFA, true, -ws };

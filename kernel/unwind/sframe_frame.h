@@ -85,7 +85,8 @@ static __always_inline int sframe_walk_row(struct unwind_user_state *state,
  * Where no table covers the IP, says so and narrows the range of the
  * walk's description (state->frame) to the text it knows has no table
  * (the whole object, if it has none), so that the frame-pointer steps
- * after it run through that text at once.
+ * after it run through that text at once. Where the IP's object has a
+ * table that leaves it out, says that too (state->in_table_gap).
  *
  * Context: Task context, page faults allowed.
  * Return: UNWIND_USER_FRAME (an outermost row's description says so);
@@ -103,6 +104,7 @@ unwind_sframe_frame(struct unwind_user_state *state, bool topmost,
 	struct unwind_user_frame *frame;
 	int ret;
 
+	state->in_table_gap = false;
 	if (state->ws != 8)
 		return UNWIND_USER_UNKNOWN;
 	ret = sframe_walk_row(state, pc, true);
@@ -117,6 +119,7 @@ unwind_sframe_frame(struct unwind_user_state *state, bool topmost,
 			/* Code its table does not cover: this frame only. */
 			frame->pc_start = pc;
 			frame->pc_end = pc;
+			state->in_table_gap = sframe_in_sec(state, pc);
 		}
 		return UNWIND_USER_UNKNOWN;
 	}

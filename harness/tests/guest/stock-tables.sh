@@ -9,23 +9,24 @@
 # whose user chain reaches its root (__libc_start_call_main, start_thread
 # or ld.so's entry): with tables, at least 0.95 of each; without, they
 # are printed. Against --call-graph dwarf (perf's own unwinding of the
-# same .eh_frame, copying 8 KiB of stack per sample): a recording with
+# same .eh_frame, copying 16 KiB of stack per sample): a recording with
 # both events, where no unmarked return address of fp,defer's chains may
-# follow anything but a call instruction (read in the object's file; the
-# caller edges, return address to return address, that no dwarf sample
-# of the run has are counted and printed: syscall_roots.py --all), and a
-# recording with dwarf alone, whose bytes per sample must be at least 20
-# times the fp,defer recording's. The tables are taken back (cfi2sframe
-# -U) at the end, so that the streams after this one see the kernel as it
-# boots. C2S, PERF and SRC are set by harness/run-tests.
+# follow anything but a call instruction (read in the object's file:
+# syscall_roots.py --all) and, through dwarf_also.so, the dwarf event's
+# samples carry the kernel's chain too, which must be dwarf's on every
+# frame both have, sample by sample (same_sample.py); and a recording
+# with dwarf alone, whose bytes per sample must be at least 20 times the
+# fp,defer recording's. The tables are taken back (cfi2sframe -U) at the end, so that the streams
+# after this one see the kernel as it boots. C2S, PERF, PROGS and SRC are
+# set by harness/run-tests.
 echo "TAP version 13"
 n=0
 ok() { n=$((n + 1)); echo "ok $n $*"; }
 not_ok() { n=$((n + 1)); echo "not ok $n $*"; }
-if [ ! -x "${C2S:-}" ] || [ ! -x /usr/bin/xz ] ||
+if [ ! -x "${C2S:-}" ] || [ ! -f "${PROGS:-}/dwarf_also.so" ] || [ ! -x /usr/bin/xz ] ||
    [ ! -x /usr/bin/python3.11 ] || [ ! -x /usr/bin/bash ]; then
 	echo "1..1"
-	echo "ok 1 # SKIP cfi2sframe, xz, python3.11 or bash missing"
+	echo "ok 1 # SKIP cfi2sframe, dwarf_also.so, xz, python3.11 or bash missing"
 	exit 0
 fi
 here=$(dirname "$0")
@@ -121,35 +122,44 @@ per_sample() { # perf.data
 # The tables given, against perf's dwarf unwinding of the same program.
 against_dwarf() { # name fp,defer-bytes-per-sample program args...
 	local name=$1 both=/tmp/stock-$1-both.data alone=/tmp/stock-$1-dwarf.data
-	local ev cnt rt wrong exact wx nc d_bytes f_bytes=$2 f_n=0 w_n=0 c_n=0
+	local ev cnt rt exact nc d_bytes f_bytes=$2 f_n=0 c_n=0
+	local s_n s_p s_a s_d s_u s_f
 	shift 2
-	"$PERF" record -q -F 250 --call-graph fp,defer \
+	LD_PRELOAD=$PROGS/dwarf_also.so "$PERF" record -q -F 250 --call-graph fp,defer \
 		-e cpu-clock/call-graph=dwarf,stack-size=16384/ -e cpu-clock \
 		-o "$both" -- "$@" >/dev/null 2>/tmp/stock-$name.err
 	"$PERF" record -q -F 250 -e cpu-clock/call-graph=dwarf/ -o "$alone" -- "$@" \
 		>/dev/null 2>/tmp/stock-$name.err
 	read -r cnt d_bytes < <(per_sample "$alone")
 	echo "# $name dwarf alone: $cnt samples, $d_bytes bytes per sample"
-	# Both recordings' dwarf samples give the edges dwarf saw.
-	while read -r ev _ cnt _ rt _ _ _ _ _ wrong _ exact _ wx _ nc; do
-		echo "# $name $ev: $rt of $cnt samples reach the root, $exact with no frame marked; $wrong with a caller edge dwarf never saw, $wx of them unmarked${nc:+; $nc with an unmarked return address after no call}"
-		[ "$ev" = defer ] && f_n=$cnt w_n=$wx c_n=${nc:-?}
-	done < <(for f in "$both" "$alone"; do
-			"$PERF" script -i "$f" -F event,comm,tid,ip,sym,symoff,dso,dsoff 2>/dev/null
-		done | python3 "$here/syscall_roots.py" --all /dev/stdin "${1##*/}" "$roots" \
+	"$PERF" script --no-inline -i "$both" -F event,comm,tid,ip,sym,symoff,dso,dsoff \
+		>/tmp/stock-$name-both.txt 2>/dev/null
+	# The same samples, unwound by both: the kernel's chain and dwarf's.
+	read -r _ s_n _ s_p _ s_a _ s_d _ s_u _ s_f < <(python3 "$here/same_sample.py" \
+		/tmp/stock-$name-both.txt "${1##*/}" 2>/tmp/stock-$name.differ)
+	sed "s/^/# $name: /" /tmp/stock-$name.differ | head -60
+	if [ "${s_p:-0}" -gt 100 ] && [ $((s_p * 10)) -ge $((s_n * 9)) ] && [ "$s_d" = 0 ]; then
+		ok "$name: in $s_p of $s_n samples unwound by both, the kernel's chain is dwarf's on every frame both have ($s_f frames; $s_u samples differ where dwarf had no table and guessed)"
+	else
+		not_ok "$name: in ${s_p:-?} of ${s_n:-?} samples unwound by both, ${s_d:-?} differ from dwarf where it had a table (${s_u:-?} where it had none)"
+	fi
+	# The fp,defer event's samples, and the edges of dwarf's alone.
+	while read -r ev _ cnt _ rt _ _ _ _ _ _ _ exact _ _ _ nc; do
+		echo "# $name $ev: $rt of $cnt samples reach the root, $exact with no frame marked${nc:+; $nc with an unmarked return address after no call}"
+		[ "$ev" = defer ] && f_n=$cnt c_n=${nc:-?}
+	done < <({ awk 'BEGIN { RS = ""; ORS = "\n\n" } !/call-graph=dwarf/' /tmp/stock-$name-both.txt
+		  "$PERF" script -i "$alone" -F event,comm,tid,ip,sym,symoff,dso,dsoff 2>/dev/null
+		} | python3 "$here/syscall_roots.py" --all /dev/stdin "${1##*/}" "$roots" \
 		2>/tmp/stock-$name.misses)
-	sed "s/^/# $name: /" /tmp/stock-$name.misses
-	rm -f "$both" "$alone"
+	# Caller edges compare by address within one process: dwarf's alone
+	# ran in another, so only where fp,defer stops short is printed.
+	grep -v "unseen caller" /tmp/stock-$name.misses | sed "s/^/# $name: /"
+	rm -f "$both" "$alone" /tmp/stock-$name-both.txt
 	if [ "$f_n" -gt 100 ] && [ "$c_n" = 0 ]; then
 		ok "$name: fp,defer with tables: every unmarked return address of $f_n samples follows a call"
 	else
 		not_ok "$name: fp,defer with tables: $c_n of $f_n samples have an unmarked return address that follows no call"
 	fi
-	# An edge dwarf never saw is a rare true path as often as a wrong
-	# frame: a thousand dwarf samples see an interpreter's or a shell's
-	# many paths sparsely, and the share moves from run to run (0 to 15%
-	# measured), so it is printed, not checked: the check is the call.
-	echo "# $name: fp,defer with tables: $w_n of $f_n samples have an unmarked caller edge dwarf never saw"
 	if [ "${f_bytes:-0}" -gt 0 ] && [ $((f_bytes * 20)) -le "${d_bytes:-0}" ]; then
 		ok "$name: fp,defer writes $f_bytes bytes per sample, dwarf $d_bytes (at most 1/20)"
 	else
