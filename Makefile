@@ -51,7 +51,7 @@ ifneq ($(filter-out guest debug kcsan nounwind,$(CONFIG)),)
 $(error CONFIG must be guest, debug, kcsan or nounwind, not '$(CONFIG)')
 endif
 
-.PHONY: help tree refresh kernel perf perf-asan unwindprof cfi2sframe demo python kselftest test run lint series clean bench mainline-perf \
+.PHONY: help tree refresh kernel perf perf-asan unwindprof cfi2sframe demo python kselftest test run lint series clean bench mainline-perf stock-cache \
 	torture matrix bisect bench-bytes bench-insns code-frames-check
 
 help:
@@ -203,11 +203,17 @@ cfi2sframe: tree
 		{ tail -40 build/cfi2sframe/build.log; echo "cfi2sframe: build failed, log: build/cfi2sframe/build.log"; exit 1; }
 	@install -m 755 build/cfi2sframe/cfi2sframe build/bin/
 
-test: kernel perf perf-asan unwindprof cfi2sframe demo python kselftest code-frames-check mainline-perf \
+test: kernel perf perf-asan unwindprof cfi2sframe stock-cache demo python kselftest code-frames-check mainline-perf \
 	build/test-progs/perf_smoke build/test-progs/thread_churn build/test-progs/dwarf_also.so \
 	build/real/zstd build/real/xz \
 	build/real/bzip2
 	@harness/run-tests
+
+# Tables for every object of this machine, converted from their .eh_frame
+# into a cache by build ID (cfi2sframe -R -n): stock-tables gives the whole
+# machine's from it, as README's one command for a real machine does.
+stock-cache: cfi2sframe
+	@build/bin/cfi2sframe -R -n -q -C build/stock-cache /usr/bin /usr/lib/x86_64-linux-gnu
 
 # Mainline's perf tool (Debian unstable's linux-perf in build/sid), to read
 # and write files with ours (harness/tests/guest/perf-mainline.sh).
@@ -215,7 +221,7 @@ mainline-perf:
 	@harness/mainline-perf --setup
 
 CMD ?= $(TOP)/build/demo/deepstack 3
-run: kernel perf demo
+run: kernel perf demo stock-cache
 	@harness/vm-run -- $(TOP)/harness/demo-profile $(TOP)/build/bin/perf $(CMD)
 
 # A long torture run of deferred unwinding, outside CI (harness/torture).

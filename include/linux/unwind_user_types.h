@@ -218,9 +218,10 @@ struct unwind_code_ident {
  *		may hold locks that reading it takes (unwind_user_faultable_known())
  * @files_skipped: set by a walk with @no_files that met text whose table
  *		a walk reading files could have found: exact, but maybe shorter
- * @in_table_gap: the IP is in an object whose table does not describe it
- *		(set by the SFrame format): a frame-pointer record there rests
- *		on a convention
+ * @in_table_gap: the IP is in an object whose table, given for its file
+ *		(converted from its CFI), does not describe it (set by the
+ *		SFrame format): a frame-pointer record there rests on a
+ *		convention
  */
 struct unwind_user_state {
 	unsigned long	ip;

@@ -84,10 +84,12 @@ static bool unwind_fp_first_frame(struct unwind_user_state *state,
  * address, so that it stops where code without frame pointers left
  * anything in the register, instead of going on from there.
  *
- * In the gap of an object's table (state->in_table_gap), the record
- * rests on a convention: an object with a table was most likely built
- * without frame pointers, and %rbp there may point to a record further
- * out, skipping frames. The entries from the one it gives on are marked.
+ * In the gap of a table given for the object's file (state->in_table_gap),
+ * the record rests on a convention: the table was converted from the
+ * object's CFI, which described that code in a way SFrame cannot say (a
+ * CFA off another register) or not at all, and %rbp there may point to a
+ * record further out, skipping frames. The entries from the one it gives
+ * on are marked.
  *
  * Context: Task context, page faults allowed, or a walk that may not
  * fault (state->nofault: reads that fail say so).

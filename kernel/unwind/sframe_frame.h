@@ -86,7 +86,8 @@ static __always_inline int sframe_walk_row(struct unwind_user_state *state,
  * walk's description (state->frame) to the text it knows has no table
  * (the whole object, if it has none), so that the frame-pointer steps
  * after it run through that text at once. Where the IP's object has a
- * table that leaves it out, says that too (state->in_table_gap).
+ * table given for its file (PR_SFRAME_FILE_ADD: converted from the
+ * object's CFI) that leaves it out, says that too (state->in_table_gap).
  *
  * Context: Task context, page faults allowed.
  * Return: UNWIND_USER_FRAME (an outermost row's description says so);
@@ -119,7 +120,8 @@ unwind_sframe_frame(struct unwind_user_state *state, bool topmost,
 			/* Code its table does not cover: this frame only. */
 			frame->pc_start = pc;
 			frame->pc_end = pc;
-			state->in_table_gap = sframe_in_sec(state, pc);
+			state->in_table_gap = sframe_in_sec(state, pc) &&
+					      sec->kbuf;
 		}
 		return UNWIND_USER_UNKNOWN;
 	}

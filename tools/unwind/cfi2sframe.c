@@ -9,12 +9,15 @@
  *                                         -v: where a row cannot be said
  *   cfi2sframe -c ELF                     compare with ELF's own SFrame
  *   cfi2sframe -B ELF                     print ELF's GNU build ID, in hex
- *   cfi2sframe -R [-q] [-C DIR] ELF...    give the kernel each ELF's table
+ *   cfi2sframe -R [-q] [-C DIR] PATH...   give the kernel each ELF's table
  *                                         (prctl(PR_SFRAME_FILE_ADD),
- *                                         CAP_PERFMON); -C: keep tables in
- *                                         DIR by build ID, and take them
- *                                         from there the next time
- *   cfi2sframe -U ELF...                  take them back
+ *                                         CAP_PERFMON); a directory: the
+ *                                         ELF objects under it; -C: keep
+ *                                         tables in DIR by build ID, and
+ *                                         take them from there next time
+ *   cfi2sframe -R -n -C DIR PATH...       fill the cache only (on another
+ *                                         machine, or before the kernel)
+ *   cfi2sframe -U PATH...                 take them back
  *
  * The kernel's walker needs, at each instruction, where the canonical
  * frame address (CFA) is (the stack or frame pointer plus an offset),
@@ -42,9 +45,11 @@
  * the two at every byte of every function both describe: an independent
  * check of this interpreter against the assembler's.
  */
+#define _GNU_SOURCE	/* nftw() */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1201,7 +1206,8 @@ static void print_stats(const char *path, const struct stats *st)
 
 /* What -R did, object by object. */
 struct reg_count {
-	unsigned long	given, cached, own, none, failed;
+	unsigned long	given, cached, own, none, no_id, failed;
+	unsigned long long bytes;	/* of the tables given */
 };
 
 /* Read a whole cached table; NULL if there is none. */
@@ -1241,9 +1247,9 @@ static void write_cached(const char *path, const uint8_t *buf, size_t len)
 
 /*
  * Give the kernel the table of one object: from the cache if it holds
- * the object's build ID, else converted (and cached).
+ * the object's build ID, else converted (and cached). @dry: cache only.
  */
-static int register_object(struct object *o, const char *cache,
+static int register_object(struct object *o, const char *cache, bool dry,
 			   struct reg_count *n)
 {
 	struct sframe_file_arg arg = { .fd = o->fd };
@@ -1258,9 +1264,11 @@ static int register_object(struct object *o, const char *cache,
 	}
 	id = build_id(o, arg.build_id);
 	if (id <= 0) {
-		fprintf(stderr, "cfi2sframe: %s: no build ID\n", o->path);
-		n->failed++;
-		return 1;
+		/* The kernel keys a table by file and checks it by build ID. */
+		if (!quiet)
+			fprintf(stderr, "cfi2sframe: %s: no build ID\n", o->path);
+		n->no_id++;
+		return 0;
 	}
 	arg.build_id_size = id;
 	if (cache) {
@@ -1299,7 +1307,7 @@ static int register_object(struct object *o, const char *cache,
 	}
 	arg.table = (uintptr_t)buf;
 	arg.table_size = len;
-	err = prctl(PR_SFRAME_FILE_ADD, &arg, sizeof(arg), 0, 0);
+	err = dry ? 0 : prctl(PR_SFRAME_FILE_ADD, &arg, sizeof(arg), 0, 0);
 	free(buf);
 	if (err) {
 		fprintf(stderr, "cfi2sframe: %s: the kernel refused the table: %s\n",
@@ -1308,9 +1316,68 @@ static int register_object(struct object *o, const char *cache,
 		return 1;
 	}
 	n->given++;
+	n->bytes += len;
 	if (verbose)
 		fprintf(stderr, "cfi2sframe: %s: table given (%zu bytes)\n",
 			o->path, len);
+	return 0;
+}
+
+/* What register_all() is doing, for the directory walk's callback. */
+static struct {
+	struct reg_count n;
+	const char	*cache;
+	bool		remove;
+	bool		dry;		/* -n: convert and cache only */
+	int		ret;
+} reg_run;
+
+/* -R or -U on one file. */
+static void register_path(const char *path)
+{
+	struct object o;
+	int err = open_object(&o, path);
+
+	if (err) {
+		/* Directories' other files: scripts, data. */
+		if (!quiet || err != -ENOEXEC)
+			fprintf(stderr, "cfi2sframe: %s: %s\n", path,
+				err == -ENOEXEC ? "not a linked x86-64 ELF object" :
+				strerror(-err));
+		if (err != -ENOEXEC) {
+			reg_run.n.failed++;
+			reg_run.ret = 1;
+		}
+	} else if (reg_run.remove) {
+		if (prctl(PR_SFRAME_FILE_REMOVE, o.fd, 0, 0, 0)) {
+			if (errno != ENOENT || !quiet)
+				fprintf(stderr, "cfi2sframe: %s: %s\n", path,
+					strerror(errno));
+			if (errno != ENOENT) {
+				reg_run.n.failed++;
+				reg_run.ret = 1;
+			}
+		} else {
+			reg_run.n.given++;
+		}
+	} else {
+		reg_run.ret |= register_object(&o, reg_run.cache, reg_run.dry, &reg_run.n);
+	}
+	close_object(&o);
+}
+
+/*
+ * A directory's regular files. Symbolic links are not followed: a
+ * library's names link to one file, which is given once, by its own name.
+ */
+static int register_walked(const char *path, const struct stat *st, int type,
+			   struct FTW *ftw)
+{
+	(void)ftw;
+	if (type == FTW_F && S_ISREG(st->st_mode) && st->st_size > 0)
+		register_path(path);
+	else if (type == FTW_DNR)
+		fprintf(stderr, "cfi2sframe: %s: cannot read the directory\n", path);
 	return 0;
 }
 
@@ -1318,51 +1385,29 @@ static int register_object(struct object *o, const char *cache,
 static int register_all(char **paths, int count, const char *cache,
 			bool remove)
 {
-	struct reg_count n = { 0 };
-	int ret = 0;
+	struct stat st;
 
+	reg_run.cache = cache;
+	reg_run.remove = remove;
 	if (cache && mkdir(cache, 0755) && errno != EEXIST)
 		die("cannot make %s: %s", cache, strerror(errno));
 	for (int i = 0; i < count; i++) {
-		struct object o;
-		int err = open_object(&o, paths[i]);
-
-		if (err) {
-			/* Directories' other files: scripts, data. */
-			if (!quiet || err != -ENOEXEC)
-				fprintf(stderr, "cfi2sframe: %s: %s\n", paths[i],
-					err == -ENOEXEC ? "not a linked x86-64 ELF object" :
-					strerror(-err));
-			if (err != -ENOEXEC) {
-				n.failed++;
-				ret = 1;
-			}
-		} else if (remove) {
-			if (prctl(PR_SFRAME_FILE_REMOVE, o.fd, 0, 0, 0)) {
-				if (errno != ENOENT || !quiet)
-					fprintf(stderr, "cfi2sframe: %s: %s\n",
-						paths[i], strerror(errno));
-				if (errno != ENOENT) {
-					n.failed++;
-					ret = 1;
-				}
-			} else {
-				n.given++;
-			}
-		} else {
-			ret |= register_object(&o, cache, &n);
-		}
-		close_object(&o);
+		if (!stat(paths[i], &st) && S_ISDIR(st.st_mode))
+			nftw(paths[i], register_walked, 32, FTW_PHYS);
+		else
+			register_path(paths[i]);
 	}
-	if (remove)
+	if (remove) {
 		printf("cfi2sframe: %lu tables taken back, %lu failed\n",
-		       n.given, n.failed);
-	else
-		printf("cfi2sframe: %lu tables given (%lu from the cache), ",
-		       n.given, n.cached);
-		printf("%lu objects with their own, %lu without .eh_frame, %lu failed\n",
-		       n.own, n.none, n.failed);
-	return ret;
+		       reg_run.n.given, reg_run.n.failed);
+	} else {
+		printf("cfi2sframe: %lu tables %s (%lu from the cache), ",
+		       reg_run.n.given, reg_run.dry ? "cached" : "given", reg_run.n.cached);
+		printf("%lu objects with their own, %lu without .eh_frame, %lu without a build ID, %lu failed; %llu bytes of tables\n",
+		       reg_run.n.own, reg_run.n.none, reg_run.n.no_id,
+		       reg_run.n.failed, reg_run.n.bytes);
+	}
+	return reg_run.ret;
 }
 
 static void help_and_exit(void)
@@ -1371,8 +1416,8 @@ static void help_and_exit(void)
 	      "       cfi2sframe -s [-v] ELF...\n"
 	      "       cfi2sframe -c ELF\n"
 	      "       cfi2sframe -B ELF\n"
-	      "       cfi2sframe -R [-q] [-v] [-C DIR] ELF...\n"
-	      "       cfi2sframe -U [-q] ELF...\n", stderr);
+	      "       cfi2sframe -R [-q] [-v] [-n] [-C DIR] PATH...\n"
+	      "       cfi2sframe -U [-q] PATH...\n", stderr);
 	exit(2);
 }
 
@@ -1380,12 +1425,15 @@ int main(int argc, char **argv)
 {
 	const char *out = NULL, *cache = NULL;
 	bool stats = false, cmp = false, want_id = false, reg = false;
-	bool unreg = false;
+	bool unreg = false, reg_dry = false;
 	struct stats total = { 0 };
 	int opt, ret = 0;
 
-	while ((opt = getopt(argc, argv, "qvo:scBRUC:")) != -1) {
+	while ((opt = getopt(argc, argv, "qvno:scBRUC:")) != -1) {
 		switch (opt) {
+		case 'n':
+			reg_dry = true;
+			break;
 		case 'R':
 			reg = true;
 			break;
@@ -1418,8 +1466,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc || (stats + cmp + want_id + !!out + reg + unreg) > 1 ||
-	    (cache && !reg))
+	    (cache && !reg) || (reg_dry && !cache))
 		help_and_exit();
+	reg_run.dry = reg_dry;
 	if (reg || unreg)
 		return register_all(argv + optind, argc - optind, cache, unreg);
 	if (!stats && argc - optind != 1)

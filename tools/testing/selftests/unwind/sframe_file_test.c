@@ -15,7 +15,12 @@
  *   - with the lying table, the walk still ends, and is not the chain;
  *   - taken back, the next process does not get the table;
  *   - every error a caller can meet, the bound on all tables' memory, and
- *     no caller without CAP_PERFMON.
+ *     no caller without CAP_PERFMON;
+ *   - in code the table leaves out, a frame found by the frame pointer
+ *     is marked;
+ *   - damaged tables and arguments, given while children walk (a fuzzer:
+ *     SFRAME_FILE_FUZZ_DURATION seconds, 5 by default, and
+ *     SFRAME_FILE_FUZZ_SEED to run one sequence again).
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -30,7 +35,9 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "unwind_chain.h"
@@ -67,19 +74,118 @@ static int chain_child(void)
 	return 0;
 }
 
-/* Exec this program as a chain child: its exit status, or -1. */
-static int run_child(void)
+#define STR1(x)	#x
+#define STR(x)	STR1(x)
+
+/*
+ * A gap in the table: gap_asm has no CFI, so no row, and keeps no frame
+ * pointer, while gap_outer (CFI, and a frame-pointer record) left %rbp
+ * pointing at its record. By frame pointers, the frame after gap_asm's
+ * would be gap_outer's caller, two frames out. gap_prctl, a leaf with
+ * CFI, reads the stack.
+ *   gap_child -> gap_outer -> gap_mid -> gap_asm -> gap_prctl
+ */
+long gap_outer(uint64_t *buf, long size);
+extern char gap_mid_ra[], gap_asm_ra[];
+
+asm(".text\n"
+	".globl gap_outer, gap_mid_ra, gap_asm_ra\n"
+	"gap_outer:\n"
+	"	.cfi_startproc\n"
+	"	push %rbp\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset %rbp, -16\n"
+	"	mov %rsp, %rbp\n"
+	"	.cfi_def_cfa_register %rbp\n"
+	"	call gap_mid\n"
+	"	pop %rbp\n"
+	"	.cfi_def_cfa %rsp, 8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"gap_mid:\n"
+	"	.cfi_startproc\n"
+	"	sub $8, %rsp\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	call gap_asm\n"
+	"gap_mid_ra:\n"
+	"	add $8, %rsp\n"
+	"	.cfi_def_cfa_offset 8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"gap_asm:\n"
+	"	sub $8, %rsp\n"
+	"	call gap_prctl\n"
+	"gap_asm_ra:\n"
+	"	add $8, %rsp\n"
+	"	ret\n"
+	"gap_prctl:\n"
+	"	.cfi_startproc\n"
+	"	mov %rsi, %rdx\n"
+	"	mov %rdi, %rsi\n"
+	"	mov $" STR(PR_USER_STACK_READ) ", %edi\n"
+	"	xor %r10d, %r10d\n"
+	"	xor %r8d, %r8d\n"
+	"	mov $" STR(__NR_prctl) ", %eax\n"
+	"	syscall\n"
+	"	ret\n"
+	"	.cfi_endproc\n");
+
+/*
+ * The child: read the stack through the gap. 0 if the entry into the gap
+ * is exact and the one after it right or marked (and all after a marked
+ * one marked), 1 if not.
+ */
+static int gap_child(void)
+{
+	long n = gap_outer(buf, MAX_ENTRIES);
+
+	if (n < 4 || buf[1] != (uintptr_t)gap_asm_ra) {
+		printf("# child: %ld entries, the second %#llx\n", n,
+		       (unsigned long long)buf[1]);
+		return 1;
+	}
+	if (!(buf[2] & PR_USER_STACK_GUESSED) && buf[2] != (uintptr_t)gap_mid_ra) {
+		printf("# child: entry 2, after the gap, is %#llx unmarked\n",
+		       (unsigned long long)buf[2]);
+		return 1;
+	}
+	for (long i = 3; i < n; i++)
+		if ((buf[i - 1] & PR_USER_STACK_GUESSED) &&
+		    !(buf[i] & PR_USER_STACK_GUESSED))
+			return 1;
+	return 0;
+}
+
+/* Exec this program as a child: "--chain" or "--gap". */
+static pid_t spawn(const char *what)
 {
 	pid_t pid = fork();
-	int status;
 
 	if (pid == 0) {
-		execl(self_path, self_path, "--chain", NULL);
+		execl(self_path, self_path, what, NULL);
 		_exit(127);
 	}
+	return pid;
+}
+
+static pid_t spawn_child(void)
+{
+	return spawn("--chain");
+}
+
+/* The exit status of the child @pid, or -1 if it did not exit. */
+static int reap_child(pid_t pid)
+{
+	int status;
+
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);
+}
+
+static int run_child(void)
+{
+	return reap_child(spawn_child());
 }
 
 /* The whole of a file, in @len bytes of memory. */
@@ -221,6 +327,13 @@ TEST_F(file, walked_with_the_table)
 	ASSERT_EQ(0, remove_fd(self->fd));
 	EXPECT_EQ(-ENOENT, remove_fd(self->fd));
 	EXPECT_EQ(without, run_child());
+}
+
+/* Code the table leaves out: a frame there by frame pointers is marked. */
+TEST_F(file, a_gap_is_marked)
+{
+	ASSERT_EQ(0, add(&self->a, sizeof(self->a)));
+	EXPECT_EQ(0, reap_child(spawn("--gap")));
 }
 
 /* A table of another program, given as this one's: stacks only. */
@@ -385,12 +498,110 @@ TEST_F(file, privileged_only)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
+static uint32_t fuzz_rand(uint32_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return *s;
+}
+
+/* What an add of a damaged table or argument may answer. */
+static int fuzz_answer_ok(long r)
+{
+	return r == 0 || r == -EINVAL || r == -E2BIG || r == -ESTALE ||
+	       r == -ENODATA;
+}
+
+/*
+ * Damaged copies of the table (a few bits flipped, in the rows most often,
+ * so that many pass the kernel's check of the header and descriptors;
+ * truncated; extended with junk) and damaged arguments (build ID, its size, flags), given for this
+ * program while children exec it and walk their stacks: each add races
+ * the last child's discovery of its mapping and its walk, and some adds
+ * are taken back at once. Every add is taken or refused with an error of
+ * the ABI, and every child exits (a damaged table costs its stack only);
+ * the kernel's part is judged by its console (KASAN, lockdep and UBSAN in
+ * the debug lane, which runs this for minutes).
+ */
+TEST_F_TIMEOUT(file, fuzz, 1800)
+{
+	const char *d = getenv("SFRAME_FILE_FUZZ_DURATION");
+	const char *sd = getenv("SFRAME_FILE_FUZZ_SEED");
+	uint32_t seed = sd ? strtoul(sd, NULL, 0) : (uint32_t)time(NULL);
+	time_t end = time(NULL) + (d ? atoi(d) : 5);
+	long taken = 0, refused = 0, exact = 0, children = 0;
+	uint8_t *t = malloc(self->len + 64);
+	pid_t pid = -1;
+
+	ASSERT_NE(NULL, t);
+	seed |= 1;
+	TH_LOG("seed %#x", seed);
+	while (time(NULL) < end) {
+		struct prctl_sframe_file a = self->a;
+		size_t len = self->len, head = len < 256 ? len : 256;
+		unsigned int kind = fuzz_rand(&seed) % 8;
+		int flips = 1 + fuzz_rand(&seed) % 3, status;
+		long r;
+
+		memcpy(t, self->table, self->len);
+		for (int i = 0; i < flips; i++) {
+			size_t at = fuzz_rand(&seed) % (fuzz_rand(&seed) % 4 ?
+							 len : head);
+
+			t[at] ^= 1 << (fuzz_rand(&seed) % 8);
+		}
+		if (kind == 0)
+			len = fuzz_rand(&seed) % len;
+		if (kind == 1) {
+			memset(t + len, fuzz_rand(&seed), 64);
+			len += 1 + fuzz_rand(&seed) % 64;
+		}
+		a.table = (uintptr_t)t;
+		a.table_size = len;
+		if (kind == 2)
+			a.build_id_size = fuzz_rand(&seed) % 32;
+		if (kind == 3)
+			a.build_id[fuzz_rand(&seed) % 20] ^= 1;
+		if (kind == 4)
+			a.flags = fuzz_rand(&seed);
+		r = add(&a, sizeof(a));
+		EXPECT_TRUE(fuzz_answer_ok(r))
+			TH_LOG("add %ld (kind %u): %ld", taken + refused, kind, r);
+		r ? refused++ : taken++;
+		if (pid > 0) {
+			status = reap_child(pid);
+			EXPECT_TRUE(status == 0 || status == 1)
+				TH_LOG("child %ld: %d", children, status);
+			exact += !status;
+		}
+		pid = spawn_child();
+		ASSERT_GT(pid, 0);
+		children++;
+		if (fuzz_rand(&seed) % 4 == 0)
+			remove_fd(self->fd);
+	}
+	if (pid > 0) {
+		int status = reap_child(pid);
+
+		EXPECT_TRUE(status == 0 || status == 1);
+		exact += !status;
+	}
+	free(t);
+	TH_LOG("%ld damaged adds taken, %ld refused; %ld children walked, %ld exactly",
+	       taken, refused, children, exact);
+	EXPECT_GT(taken, 0);
+	EXPECT_GT(refused, 0);
+}
+
 int main(int argc, char **argv)
 {
 	char dir[PATH_MAX];
 
 	if (argc == 2 && !strcmp(argv[1], "--chain"))
 		return chain_child();
+	if (argc == 2 && !strcmp(argv[1], "--gap"))
+		return gap_child();
 	if (!realpath("/proc/self/exe", self_path)) {
 		perror("realpath");
 		return 1;

@@ -19,7 +19,6 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "../kselftest_harness.h"
@@ -36,9 +35,6 @@
 #define SF_DL(v)		"libsfv" SF_STR(v) "_dl.so"
 #define SF_DL_NAME		SF_DL(SF_VERSION)
 #endif
-
-#define SF_STR1(x)		#x
-#define SF_STR2(x)		SF_STR1(x)
 
 #ifndef PT_GNU_SFRAME
 #define PT_GNU_SFRAME		0x6474e554
@@ -261,80 +257,6 @@ TEST_F(sframe, recursion)
 		EXPECT_EQ(sf_rec_ra, cb->ips[i]);
 	EXPECT_NE(0, cb->ips[first + run]);
 	EXPECT_GT(cb->nr, first + run + 1);
-}
-
-/*
- * A gap in the table: sf_gap_asm has no CFI, so no row, and keeps no
- * frame pointer, while sf_gap_outer (rows, and a frame-pointer record)
- * left %rbp pointing at its record. By frame pointers, the frame after
- * sf_gap_asm's would be sf_gap_outer's caller, two frames out: the walk
- * steps so in a gap only marked. sf_gap_prctl, a leaf with rows, makes
- * the system call itself (a C library wrapper's frame may be marked).
- *   test -> sf_gap_outer -> sf_gap_mid -> sf_gap_asm -> sf_gap_prctl
- */
-long sf_gap_outer(unsigned long *buf, long size);
-extern char sf_gap_mid_ra[], sf_gap_asm_ra[];
-
-asm(".text\n"
-	".globl sf_gap_outer, sf_gap_mid_ra, sf_gap_asm_ra\n"
-	"sf_gap_outer:\n"
-	"	.cfi_startproc\n"
-	"	push %rbp\n"
-	"	.cfi_def_cfa_offset 16\n"
-	"	.cfi_offset %rbp, -16\n"
-	"	mov %rsp, %rbp\n"
-	"	.cfi_def_cfa_register %rbp\n"
-	"	call sf_gap_mid\n"
-	"	pop %rbp\n"
-	"	.cfi_def_cfa %rsp, 8\n"
-	"	ret\n"
-	"	.cfi_endproc\n"
-	"sf_gap_mid:\n"
-	"	.cfi_startproc\n"
-	"	sub $8, %rsp\n"
-	"	.cfi_def_cfa_offset 16\n"
-	"	call sf_gap_asm\n"
-	"sf_gap_mid_ra:\n"
-	"	add $8, %rsp\n"
-	"	.cfi_def_cfa_offset 8\n"
-	"	ret\n"
-	"	.cfi_endproc\n"
-	"sf_gap_asm:\n"
-	"	sub $8, %rsp\n"
-	"	call sf_gap_prctl\n"
-	"sf_gap_asm_ra:\n"
-	"	add $8, %rsp\n"
-	"	ret\n"
-	"sf_gap_prctl:\n"
-	"	.cfi_startproc\n"
-	"	mov %rsi, %rdx\n"
-	"	mov %rdi, %rsi\n"
-	"	mov $" SF_STR2(PR_USER_STACK_READ) ", %edi\n"
-	"	xor %r10d, %r10d\n"
-	"	xor %r8d, %r8d\n"
-	"	mov $" SF_STR2(__NR_prctl) ", %eax\n"
-	"	syscall\n"
-	"	ret\n"
-	"	.cfi_endproc\n");
-
-TEST_F(sframe, table_gap_marked)
-{
-	unsigned long buf[64];
-	long n, i;
-
-	n = sf_gap_outer(buf, 64);
-	ASSERT_GT(n, 3);
-	/* The leaf's row gives the return address into the gap: exact. */
-	EXPECT_EQ((unsigned long)sf_gap_asm_ra, buf[1]);
-	/* The next, by frame pointers in the gap: the right one, or marked. */
-	if (!(buf[2] & PR_USER_STACK_GUESSED))
-		EXPECT_EQ((unsigned long)sf_gap_mid_ra, buf[2])
-			TH_LOG("entry 2, after the gap, is %#lx unmarked",
-			       buf[2]);
-	/* And all after a marked one are marked. */
-	for (i = 3; i < n; i++)
-		if (buf[i - 1] & PR_USER_STACK_GUESSED)
-			EXPECT_NE(0, buf[i] & PR_USER_STACK_GUESSED);
 }
 
 static unsigned long sf_cb_ra;
