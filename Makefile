@@ -52,7 +52,7 @@ $(error CONFIG must be guest, debug, kcsan or nounwind, not '$(CONFIG)')
 endif
 
 .PHONY: help tree refresh kernel perf perf-asan unwindprof cfi2sframe demo python kselftest test run lint series clean bench mainline-perf stock-cache \
-	torture matrix bisect bench-bytes bench-insns code-frames-check
+	torture matrix bisect bench-bytes bench-insns bench-sframe-cost code-frames-check
 
 help:
 	@sed -n '3,23s/^# \{0,1\}//p' Makefile
@@ -294,10 +294,22 @@ build/bench/insns-plugin.so: bench/insns/plugin.c
 build/bench/insns-probe: bench/insns/probe.c
 	@mkdir -p $(@D)
 	gcc -O1 -g -Wall -fno-omit-frame-pointer -static -no-pie -o $@ $<
+build/bench/insns-probe-gsframe: bench/insns/probe.c
+	@mkdir -p $(@D)
+	gcc -O1 -g -Wall -fomit-frame-pointer -fno-optimize-sibling-calls -Wa,--gsframe \
+		-static -no-pie -o $@ $<
+build/bench/insns-probe-file: bench/insns/probe.c
+	@mkdir -p $(@D)
+	gcc -O1 -g -Wall -fomit-frame-pointer -fno-optimize-sibling-calls -static -no-pie -o $@ $<
 INSNS_PROGS := build/bench/insns-plugin.so build/bench/insns-probe
 bench-insns: kernel $(INSNS_PROGS)
 	@+$(MAKE) --no-print-directory kernel CONFIG=nounwind
 	@bench/insns/run build/bench-insns nounwind $(CONFIG)
+
+# The walk's cost per frame by a table given for the file, against the
+# assembler's section and frame pointers (issue 45): bench/insns/sframe.md.
+bench-sframe-cost: kernel cfi2sframe $(INSNS_PROGS) build/bench/insns-probe-gsframe build/bench/insns-probe-file
+	@bench/insns/run-sframe build/bench-sframe-cost
 
 # The null system call is also timed on the same guest kernel without the
 # series (CONFIG=nounwind), in boots alternating with the series' kernel.

@@ -26,6 +26,15 @@
  *                   kept, each frame is stepped by its record and the
  *                   next one read again, as far as the walk's budget
  *
+ *   probe ROUNDS sframe
+ *
+ *   selfread-D      prctl(PR_USER_STACK_READ) from D frames of C code, in
+ *                   a leaf with CFI: the walk in the system call, by
+ *                   whatever describes the build's frames (frame pointers
+ *                   as built for make bench-insns; built without them and
+ *                   with -Wa,--gsframe, or with a table given for the
+ *                   file: bench/insns/run-sframe)
+ *
  * The unwind_bench phases run only where the file exists (not on a kernel
  * built without CONFIG_UNWIND_USER), and not with "null". Static and not position independent,
  * so that probe_mark() has one address, which "nm" tells the host.
@@ -140,6 +149,50 @@ static void phase(const char *name, void (*ops)(int), int n)
 
 static long (*codeframe_read)(unsigned long *buf, unsigned long size);
 
+/* The system call of selfread-D, a leaf that CFI describes in any build. */
+long selfread_sys(unsigned long *buf, unsigned long size);
+asm(".text\n"
+    ".globl selfread_sys\n"
+    "selfread_sys:\n\t"
+    ".cfi_startproc\n\t"
+    "mov %rsi, %rdx\n\t"
+    "mov %rdi, %rsi\n\t"
+    "mov $" STR(PR_USER_STACK_READ) ", %edi\n\t"
+    "xor %r10d, %r10d\n\t"
+    "xor %r8d, %r8d\n\t"
+    "mov $" STR(SYS_prctl) ", %eax\n\t"
+    "syscall\n\t"
+    "ret\n\t"
+    ".cfi_endproc\n");
+
+static void selfread_ops(int n)
+{
+	unsigned long buf[128];
+
+	for (int i = 0; i < n; i++) {
+		if (selfread_sys(buf, 128) < 1) {
+			fprintf(stderr, "selfread: no stack\n");
+			exit(1);
+		}
+	}
+}
+
+/* C frames down to @left = 0, then the phase. */
+__attribute__((noinline)) static void selfread_at(int left, int rounds,
+						   int depth)
+{
+	char name[32];
+
+	if (left > 0) {
+		selfread_at(left - 1, rounds, depth);
+		asm volatile("" ::: "memory");
+		return;
+	}
+	snprintf(name, sizeof(name), "selfread-%d", depth);
+	for (int i = 0; i < rounds; i++)
+		phase(name, selfread_ops, CODEFRAME_OPS);
+}
+
 static void codeframe_ops(int n)
 {
 	unsigned long buf[64];
@@ -199,6 +252,11 @@ int main(int argc, char **argv)
 
 	if (argc > 2 && !strcmp(argv[2], "null"))
 		return 0;
+	if (argc > 2 && !strcmp(argv[2], "sframe")) {
+		for (size_t d = 0; d < ARRAY_SIZE(depths); d++)
+			selfread_at(depths[d], rounds, depths[d]);
+		return 0;
+	}
 	/* Frames read from their code, where the kernel has the read. */
 	codeframe_read = codeframe_short;
 	if (codeframe_short((unsigned long [64]){ 0 }, 64) > 0) {

@@ -38,23 +38,11 @@ objects() {
 }
 
 head -c $((1 << 20)) "$py" >/tmp/clients-input
-cat >/tmp/clients.py <<PY
-import subprocess, sys
-def a(n):
-    return b(n)
-def b(n):
-    return c(n)
-def c(n):
-    s = 0
-    for i in range(n):
-        with open('/tmp/clients-input', 'rb') as f:
-            s += len(f.read(65536))
-    return s
-a(int(sys.argv[1]))
-if len(sys.argv) > 2:
-    sys.argv[1:] = ['read']
-    exec(open('$here/stock_clients.py').read())
-PY
+
+# At least 100 stacks, and at least 0.95 of them full?
+most_full() { # n full
+	[ "${1:-0}" -ge 100 ] && awk -v s="$1" -v f="$2" 'BEGIN { exit !(f / s >= 0.95) }'
+}
 
 # Share of full stacks in a folded file: "N FULL".
 full() { python3 "$here/stock_clients.py" full "$1" | awk '{ print $2, $3 }'; }
@@ -69,7 +57,8 @@ traced() { # name
 	echo 1 >$T/events/syscalls/sys_enter_prctl/enable
 	echo 1 >$T/options/userstacktrace_delay
 	echo 1 >$T/tracing_on
-	$py /tmp/clients.py 300 read >"/tmp/$1.read" 2>"/tmp/$1.read-raw"
+	$py "$here/stock_io.py" /tmp/clients-input 300 --read-own-stack \
+		>"/tmp/$1.read" 2>"/tmp/$1.read-raw"
 	echo 0 >$T/tracing_on
 	echo 0 >$T/options/userstacktrace_delay
 	echo 0 >$T/events/syscalls/sys_enter_read/enable
@@ -102,7 +91,7 @@ else
 	sed 's/^/# /' /tmp/with.read /tmp/with.read-raw | head -60
 fi
 read -r s f < <(full /tmp/with.ftrace)
-if [ "${s:-0}" -ge 100 ] && awk -v s="$s" -v f="$f" 'BEGIN { exit !(f / s >= 0.95) }'; then
+if most_full "$s" "$f"; then
 	ok "ftrace userstacktrace_delay: $f of $s stacks of read() and prctl() full"
 else
 	not_ok "ftrace userstacktrace_delay: ${f:-0} of ${s:-0} stacks of read() and prctl() full (at least 0.95)"
@@ -115,11 +104,11 @@ else
 	not_ok "ftrace recorded for the prctl() the stack it returned"
 fi
 
-if "$UNWINDPROF" -F 499 -o /tmp/clients.folded -- $py /tmp/clients.py 3000 \
+if "$UNWINDPROF" -F 499 -o /tmp/clients.folded -- $py "$here/stock_io.py" /tmp/clients-input 3000 \
 	>/dev/null 2>/tmp/clients.err; then
 	python3 "$here/stock_clients.py" folded /tmp/clients.folded python3.11 >/tmp/with.bpf
 	read -r s f < <(full /tmp/with.bpf)
-	if [ "${s:-0}" -ge 100 ] && awk -v s="$s" -v f="$f" 'BEGIN { exit !(f / s >= 0.95) }'; then
+	if most_full "$s" "$f"; then
 		ok "unwindprof: $f of $s samples' stacks full ($(tail -n 1 /tmp/clients.err))"
 	else
 		not_ok "unwindprof: ${f:-0} of ${s:-0} samples' stacks full (at least 0.95)"
@@ -132,5 +121,5 @@ fi
 
 # shellcheck disable=SC2046
 "$C2S" -U -q $(objects) >/dev/null
-rm -rf /tmp/clients-tables /tmp/clients-input /tmp/clients.py
+rm -rf /tmp/clients-tables /tmp/clients-input
 echo "1..$n"

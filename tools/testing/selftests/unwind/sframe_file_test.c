@@ -35,7 +35,6 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -74,19 +73,19 @@ static int chain_child(void)
 	return 0;
 }
 
-#define STR1(x)	#x
-#define STR(x)	STR1(x)
-
 /*
  * A gap in the table: gap_asm has no CFI, so no row, and keeps no frame
  * pointer, while gap_outer (CFI, and a frame-pointer record) left %rbp
  * pointing at its record. By frame pointers, the frame after gap_asm's
- * would be gap_outer's caller, two frames out. gap_prctl, a leaf with
- * CFI, reads the stack.
- *   gap_child -> gap_outer -> gap_mid -> gap_asm -> gap_prctl
+ * would be gap_outer's caller, two frames out. ut_syscall (CFI) reads
+ * the stack.
+ *   gap_child -> gap_outer -> gap_mid -> gap_asm -> ut_syscall
  */
 long gap_outer(uint64_t *buf, long size);
 extern char gap_mid_ra[], gap_asm_ra[];
+
+#define STR1(x)	#x
+#define STR(x)	STR1(x)
 
 asm(".text\n"
 	".globl gap_outer, gap_mid_ra, gap_asm_ra\n"
@@ -114,21 +113,14 @@ asm(".text\n"
 	"	.cfi_endproc\n"
 	"gap_asm:\n"
 	"	sub $8, %rsp\n"
-	"	call gap_prctl\n"
+	"	mov %rsi, %rcx\n"
+	"	mov %rdi, %rdx\n"
+	"	mov $" STR(PR_USER_STACK_READ) ", %esi\n"
+	"	mov $" STR(UT_SYS_PRCTL) ", %edi\n"
+	"	call ut_syscall\n"
 	"gap_asm_ra:\n"
 	"	add $8, %rsp\n"
-	"	ret\n"
-	"gap_prctl:\n"
-	"	.cfi_startproc\n"
-	"	mov %rsi, %rdx\n"
-	"	mov %rdi, %rsi\n"
-	"	mov $" STR(PR_USER_STACK_READ) ", %edi\n"
-	"	xor %r10d, %r10d\n"
-	"	xor %r8d, %r8d\n"
-	"	mov $" STR(__NR_prctl) ", %eax\n"
-	"	syscall\n"
-	"	ret\n"
-	"	.cfi_endproc\n");
+	"	ret\n");
 
 /*
  * The child: read the stack through the gap. 0 if the entry into the gap
