@@ -1403,9 +1403,10 @@ static int register_all(char **paths, int count, const char *cache,
 	} else {
 		printf("cfi2sframe: %lu tables %s (%lu from the cache), ",
 		       reg_run.n.given, reg_run.dry ? "cached" : "given", reg_run.n.cached);
-		printf("%lu objects with their own, %lu without .eh_frame, %lu without a build ID, %lu failed; %llu bytes of tables\n",
-		       reg_run.n.own, reg_run.n.none, reg_run.n.no_id,
-		       reg_run.n.failed, reg_run.n.bytes);
+		printf("%lu objects with their own, %lu without .eh_frame, ",
+		       reg_run.n.own, reg_run.n.none);
+		printf("%lu without a build ID, %lu failed; %llu bytes of tables\n",
+		       reg_run.n.no_id, reg_run.n.failed, reg_run.n.bytes);
 	}
 	return reg_run.ret;
 }
