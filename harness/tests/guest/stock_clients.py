@@ -6,15 +6,20 @@ unwindprof give them, named alike, and whether each is full.
     stock_clients.py read                  (run by python3.11 itself)
     stock_clients.py ftrace TRACE COMM     stacks of COMM's events
     stock_clients.py folded FILE COMM      unwindprof's folded stacks
-    stock_clients.py full FOLDED...        count the full ones
+    stock_clients.py full FOLDED [NAME...]  count the full ones
+    stock_clients.py full-entry FOLDED ENTRY CALLER [NAME...]
+                                           the same, for stacks named
+                                           without debug files (unwindprof):
+                                           rooted at ENTRY, then CALLER
 
-A frame is named as unwindprof names it: the function of the object's
-symbol tables (.symtab, .dynsym) that holds the file offset, else
-"[object]". Stacks print root first, ";"-separated, one per line with a
-count ("folded"), and a frame the kernel marked (a guess, or resting on a
-convention) is prefixed "?". A stack is full when it runs from
-python3.11's entry (_start, or "[python3.11]" unnamed) through
-__libc_start_main and Py_BytesMain, with no frame marked.
+A frame is named by the function of the object's symbol tables (.symtab,
+.dynsym, and its detached debug file's, as perf names them) that holds
+the file offset, else "[object]" (unwindprof names a frame alike, without
+the debug files). Stacks print root first, ";"-separated, one per line
+with a count ("folded"), and a frame the kernel marked (a guess, or
+resting on a convention) is prefixed "?". A stack is full when it holds
+a root (__libc_start_call_main, start_thread, or ld.so's _dl_start in
+its start-up) and every NAME given, with no frame marked.
 
 "read" reads the stack of a Python function three calls deep with
 prctl(PR_USER_STACK_READ) through ctypes (the interpreter as Debian
@@ -28,6 +33,10 @@ import struct
 import sys
 
 GUESSED = 1 << 63
+# Where a stack ends: a program's main thread, another thread, ld.so
+# loading the program.
+LDSO_ROOTS = {"_dl_start_user", "_dl_start"}
+ROOTS = {"__libc_start_call_main", "start_thread"} | LDSO_ROOTS
 PR_USER_STACK_READ = 0x55535452
 
 
@@ -37,22 +46,21 @@ class Symbols:
     def __init__(self):
         self.files = {}
 
-    def load(self, path):
+    @staticmethod
+    def _read(path):
         try:
             with open(path, "rb") as f:
                 data = f.read()
         except OSError:
-            return []
-        if data[:4] != b"\x7fELF" or data[4] != 2:
-            return []
-        phoff, shoff = struct.unpack_from("<QQ", data, 0x20)
-        phnum, shentsize, shnum = struct.unpack_from("<HHH", data, 0x38)
-        loads = []
-        for i in range(phnum):
-            typ, _, off, vaddr, _, filesz = struct.unpack_from(
-                "<IIQQQQ", data, phoff + 56 * i)
-            if typ == 1:
-                loads.append((vaddr, off, filesz))
+            return None
+        return data if data[:4] == b"\x7fELF" and data[4] == 2 else None
+
+    @staticmethod
+    def _funcs(data, loads):
+        """(file offset, size, name) of the function symbols in @data's
+        symbol tables, placed by @loads (vaddr, offset, size)."""
+        shoff = struct.unpack_from("<Q", data, 0x28)[0]
+        shentsize, shnum = struct.unpack_from("<HH", data, 0x3a)
         secs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + shentsize * i)
                 for i in range(shnum)]
         syms = []
@@ -72,6 +80,37 @@ class Symbols:
                 end = data.index(b"\0", stroff + name)
                 syms.append((value, ssize,
                              data[stroff + name:end].decode(errors="replace")))
+        return syms
+
+    def load(self, path):
+        """The object's function symbols, and its detached debug file's
+        (/usr/lib/debug/.build-id/, as perf reads them: the C library's
+        local functions are named only there)."""
+        data = self._read(path)
+        if data is None:
+            return []
+        phoff = struct.unpack_from("<Q", data, 0x20)[0]
+        phnum = struct.unpack_from("<H", data, 0x38)[0]
+        loads, build_id = [], None
+        for i in range(phnum):
+            typ, _, off, vaddr, _, filesz = struct.unpack_from(
+                "<IIQQQQ", data, phoff + 56 * i)
+            if typ == 1:
+                loads.append((vaddr, off, filesz))
+            elif typ == 4:                              # PT_NOTE
+                at = off
+                while at + 12 <= off + filesz:
+                    nsz, dsz, ntype = struct.unpack_from("<III", data, at)
+                    desc = at + 12 + (nsz + 3) // 4 * 4
+                    if ntype == 3 and data[at + 12:at + 15] == b"GNU":
+                        build_id = data[desc:desc + dsz].hex()
+                    at = desc + (dsz + 3) // 4 * 4
+        syms = self._funcs(data, loads)
+        if build_id:
+            debug = self._read("/usr/lib/debug/.build-id/%s/%s.debug"
+                               % (build_id[:2], build_id[2:]))
+            if debug is not None:
+                syms += self._funcs(debug, loads)
         syms.sort()
         return syms
 
@@ -192,19 +231,37 @@ def main():
                 user = [p for p in parts[1:] if not p.endswith("_[k]")]
                 print("%s %s" % (";".join(user), n))
     elif cmd == "full":
-        for path in sys.argv[2:]:
-            n = full = 0
-            with open(path) as f:
-                for line in f:
-                    stack, _, c = line.rstrip("\n").rpartition(" ")
-                    n += int(c)
-                    frames = stack.split(";")
-                    if (frames[0] in ("_start", "[python3.11]") and
-                            "__libc_start_main" in frames[:3] and
-                            "Py_BytesMain" in frames and
-                            not any(f.startswith("?") for f in frames)):
-                        full += int(c)
-            print("%s %d %d" % (path, n, full))
+        n = full = 0
+        need = set(sys.argv[3:])
+        with open(sys.argv[2]) as f:
+            for line in f:
+                stack, _, c = line.rstrip("\n").rpartition(" ")
+                n += int(c)
+                frames = stack.split(";")
+                if (ROOTS & set(frames) and need <= set(frames) and
+                        not any(f.startswith("?") for f in frames)):
+                    full += int(c)
+        print("%s %d %d" % (sys.argv[2], n, full))
+    elif cmd == "full-entry":
+        # Named without debug files: rooted at the program's ENTRY with
+        # CALLER next, or in ld.so's start-up, with every NAME.
+        n = full = 0
+        entry, caller, need = sys.argv[3], sys.argv[4], set(sys.argv[5:])
+        with open(sys.argv[2]) as f:
+            for line in f:
+                stack, _, c = line.rstrip("\n").rpartition(" ")
+                n += int(c)
+                frames = stack.split(";")
+                # ld.so's entry, which has no symbol unwindprof reads.
+                rooted = ((frames[0] == entry and caller in frames[:3]) or
+                          LDSO_ROOTS & set(frames) or
+                          frames[0] == "[ld-linux-x86-64.so.2]")
+                if (rooted and need <= set(frames) and
+                        not any(f.startswith("?") for f in frames)):
+                    full += int(c)
+                else:
+                    print("not full: %s %s" % (stack, c), file=sys.stderr)
+        print("%s %d %d" % (sys.argv[2], n, full))
 
 
 if __name__ == "__main__":
