@@ -152,18 +152,18 @@ static long (*codeframe_read)(unsigned long *buf, unsigned long size);
 /* The system call of selfread-D, a leaf that CFI describes in any build. */
 long selfread_sys(unsigned long *buf, unsigned long size);
 asm(".text\n"
-    ".globl selfread_sys\n"
-    "selfread_sys:\n\t"
-    ".cfi_startproc\n\t"
-    "mov %rsi, %rdx\n\t"
-    "mov %rdi, %rsi\n\t"
-    "mov $" STR(PR_USER_STACK_READ) ", %edi\n\t"
-    "xor %r10d, %r10d\n\t"
-    "xor %r8d, %r8d\n\t"
-    "mov $" STR(SYS_prctl) ", %eax\n\t"
-    "syscall\n\t"
-    "ret\n\t"
-    ".cfi_endproc\n");
+	".globl selfread_sys\n"
+	"selfread_sys:\n\t"
+	".cfi_startproc\n\t"
+	"mov %rsi, %rdx\n\t"
+	"mov %rdi, %rsi\n\t"
+	"mov $" STR(PR_USER_STACK_READ) ", %edi\n\t"
+	"xor %r10d, %r10d\n\t"
+	"xor %r8d, %r8d\n\t"
+	"mov $" STR(SYS_prctl) ", %eax\n\t"
+	"syscall\n\t"
+	"ret\n\t"
+	".cfi_endproc\n");
 
 static void selfread_ops(int n)
 {
@@ -178,8 +178,7 @@ static void selfread_ops(int n)
 }
 
 /* C frames down to @left = 0, then the phase. */
-__attribute__((noinline)) static void selfread_at(int left, int rounds,
-						   int depth)
+__attribute__((noinline)) static void selfread_at(int left, int rounds, int depth)
 {
 	char name[32];
 
