@@ -143,6 +143,11 @@ build/test-progs/dwarf_also.so: harness/tests/guest/dwarf_also.c $(UAPI)/linux/p
 	@mkdir -p $(@D)
 	gcc $(USER_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
+# For stock-clients: a stock program's first write() reads its own stack.
+build/test-progs/own_stack.so: harness/tests/guest/own_stack.c $(UAPI)/linux/prctl.h
+	@mkdir -p $(@D)
+	gcc $(USER_CFLAGS) -fPIC -shared -o $@ $< -ldl
+
 demo: build/demo/deepstack build/demo/minivm python
 
 # The CPython extension that reports Python frames (python/unwind_report.c),
@@ -204,7 +209,7 @@ cfi2sframe: tree
 	@install -m 755 build/cfi2sframe/cfi2sframe build/bin/
 
 test: kernel perf perf-asan unwindprof cfi2sframe stock-cache demo python kselftest code-frames-check mainline-perf \
-	build/test-progs/perf_smoke build/test-progs/thread_churn build/test-progs/dwarf_also.so \
+	build/test-progs/perf_smoke build/test-progs/thread_churn build/test-progs/dwarf_also.so build/test-progs/own_stack.so \
 	build/real/zstd build/real/xz \
 	build/real/bzip2
 	@harness/run-tests

@@ -1,22 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Stacks of a stock python3.11 as ftrace, PR_USER_STACK_READ and
+"""Stacks of stock programs as ftrace, PR_USER_STACK_READ and
 unwindprof give them, named alike, and whether each is full.
 
     stock_clients.py read                  (run by python3.11 itself)
+    stock_clients.py own FILE              the stack own_stack.so read
     stock_clients.py ftrace TRACE COMM     stacks of COMM's events
     stock_clients.py folded FILE COMM      unwindprof's folded stacks
-    stock_clients.py full FOLDED [NAME...]  count the full ones
-    stock_clients.py full-entry FOLDED ENTRY CALLER [NAME...]
-                                           the same, for stacks named
-                                           without debug files (unwindprof):
-                                           rooted at ENTRY, then CALLER
+    stock_clients.py full FOLDED [NAME...]  count the full ones (the
+                                           rest to stderr)
 
 A frame is named by the function of the object's symbol tables (.symtab,
 .dynsym, and its detached debug file's, as perf names them) that holds
-the file offset, else "[object]" (unwindprof names a frame alike, without
-the debug files). Stacks print root first, ";"-separated, one per line
-with a count ("folded"), and a frame the kernel marked (a guess, or
+the file offset, else "[object]" (unwindprof names a frame alike).
+Stacks print root first, ";"-separated, one per line with a count
+("folded"), and a frame the kernel marked (a guess, or
 resting on a convention) is prefixed "?". A stack is full when it holds
 a root (__libc_start_call_main, start_thread, or ld.so's _dl_start in
 its start-up) and every NAME given, with no frame marked.
@@ -24,6 +22,8 @@ its start-up) and every NAME given, with no frame marked.
 "read" reads the stack of a Python function three calls deep with
 prctl(PR_USER_STACK_READ) through ctypes (the interpreter as Debian
 ships it, not rebuilt) and prints it, and, on stderr, the raw entries.
+"own" does the same for the stack own_stack.so (an LD_PRELOAD) read in
+another stock program's first write().
 """
 import bisect
 import collections
@@ -141,6 +141,25 @@ def folded(frames, syms):
     return ";".join(reversed(names))
 
 
+def name_own_stack(entries, maps_lines):
+    """Print PR_USER_STACK_READ's @entries named by the reader's maps,
+    folded; the raw entries on stderr."""
+    maps = []
+    for line in maps_lines:
+        parts = line.split()
+        if len(parts) >= 6 and parts[5].startswith("/"):
+            lo, hi = (int(x, 16) for x in parts[0].split("-"))
+            maps.append((lo, hi, int(parts[2], 16), parts[5]))
+    frames = []
+    for e in entries:
+        addr = e & ~GUESSED
+        print("%#x%s" % (addr, " ?" if e & GUESSED else ""), file=sys.stderr)
+        place = next(((p, addr - lo + pgoff) for lo, hi, pgoff, p in maps
+                      if lo <= addr < hi), (None, addr))
+        frames.append((place[0], place[1], bool(e & GUESSED)))
+    print("%s 1" % folded(frames, Symbols()))
+
+
 def read_own_stack():
     import ctypes
 
@@ -158,21 +177,22 @@ def read_own_stack():
         return list(buf[:got])
 
     entries = deep(3)
-    maps = []
     with open("/proc/self/maps") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 6 and parts[5].startswith("/"):
-                lo, hi = (int(x, 16) for x in parts[0].split("-"))
-                maps.append((lo, hi, int(parts[2], 16), parts[5]))
-    frames = []
-    for e in entries:
-        addr = e & ~GUESSED
-        print("%#x%s" % (addr, " ?" if e & GUESSED else ""), file=sys.stderr)
-        place = next(((p, addr - lo + pgoff) for lo, hi, pgoff, p in maps
-                      if lo <= addr < hi), (None, addr))
-        frames.append((place[0], place[1], bool(e & GUESSED)))
-    print("%s 1" % folded(frames, Symbols()))
+        name_own_stack(entries, f.readlines())
+
+
+def own_stack_file(path):
+    """own_stack.so's file: entries ("ADDR" or "ADDR ?"), "--", maps."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    cut = lines.index("--")
+    entries = []
+    for line in lines[:cut]:
+        if line.startswith("error"):
+            sys.exit("PR_USER_STACK_READ: " + line)
+        addr, _, mark = line.partition(" ")
+        entries.append(int(addr, 16) | (GUESSED if mark == "?" else 0))
+    name_own_stack(entries, lines[cut + 1:])
 
 
 def ftrace_stacks(path, comm):
@@ -214,6 +234,8 @@ def main():
     cmd = sys.argv[1]
     if cmd == "read":
         read_own_stack()
+    elif cmd == "own":
+        own_stack_file(sys.argv[2])
     elif cmd == "ftrace":
         syms = Symbols()
         count = collections.Counter(folded(frames, syms) for frames in
@@ -239,24 +261,6 @@ def main():
                 n += int(c)
                 frames = stack.split(";")
                 if (ROOTS & set(frames) and need <= set(frames) and
-                        not any(f.startswith("?") for f in frames)):
-                    full += int(c)
-        print("%s %d %d" % (sys.argv[2], n, full))
-    elif cmd == "full-entry":
-        # Named without debug files: rooted at the program's ENTRY with
-        # CALLER next, or in ld.so's start-up, with every NAME.
-        n = full = 0
-        entry, caller, need = sys.argv[3], sys.argv[4], set(sys.argv[5:])
-        with open(sys.argv[2]) as f:
-            for line in f:
-                stack, _, c = line.rstrip("\n").rpartition(" ")
-                n += int(c)
-                frames = stack.split(";")
-                # ld.so's entry, which has no symbol unwindprof reads.
-                rooted = ((frames[0] == entry and caller in frames[:3]) or
-                          LDSO_ROOTS & set(frames) or
-                          frames[0] == "[ld-linux-x86-64.so.2]")
-                if (rooted and need <= set(frames) and
                         not any(f.startswith("?") for f in frames)):
                     full += int(c)
                 else:

@@ -12,6 +12,7 @@
  * baseline this profiler exists to improve on.
  */
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "unwindprof.h"
@@ -122,7 +123,7 @@ SEC("tp_btf/unwind_user_stack_tp")
 int BPF_PROG(on_user_stack, __u64 cookie, const struct unwind_stacktrace *trace)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 key = 0, nr, pid = id >> 32;
+	__u32 key = 0, nr, guessed = 0, cut = 0, pid = id >> 32;
 	struct up_stack *st;
 
 	if (!wanted(pid))
@@ -142,6 +143,17 @@ int BPF_PROG(on_user_stack, __u64 cookie, const struct unwind_stacktrace *trace)
 	st->cookie = cookie;
 	if (bpf_probe_read_kernel(st->ips, nr * sizeof(__u64), trace->entries))
 		st->nr = 0;
+	/*
+	 * The last @guessed entries are marked (a kernel may not say), and a
+	 * stack is cut from its outer end: so are its marked entries. Worked
+	 * out after the read, so that the bound the verifier needs on @nr
+	 * stays on @nr.
+	 */
+	if (bpf_core_field_exists(trace->guessed))
+		guessed = trace->guessed;
+	cut = trace->nr - nr;
+	guessed = guessed > cut ? guessed - cut : 0;
+	st->guessed = guessed < nr ? guessed : nr;
 	count(UP_STACKS);
 	if (bpf_ringbuf_output(&records, st, UP_STACK_HEADER + nr * sizeof(__u64), 0))
 		count(UP_STACK_DROPPED);

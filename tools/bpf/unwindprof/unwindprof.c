@@ -6,7 +6,9 @@
  * process or for every user task, and prints folded stacks, one line per
  * distinct stack, "comm;user frames;kernel frames count", outermost frame
  * first, with kernel frames marked "_[k]": the format flame graph tools
- * read. The kernel stack comes from the sample; the user stack is asked
+ * read. A user frame the kernel marked (guessed, or resting on a
+ * convention rather than a frame record, a table or the code) is
+ * prefixed "?". The kernel stack comes from the sample; the user stack is asked
  * for with bpf_unwind_deferred_request() and arrives, once per kernel
  * entry, when the task returns to user space (see unwindprof.bpf.c).
  * --in-sample walks the user stack in every sample instead
@@ -136,50 +138,118 @@ struct elf_file {
 
 static struct elf_file *elf_files;
 
-static void elf_read_syms(struct elf_file *ef)
+/*
+ * Add @elf's function symbols to @t, at file offsets of the object whose
+ * program headers @layout holds: the object itself, or, for its detached
+ * debug file, the object the debug file describes.
+ */
+static void elf_add_syms(struct symtab *t, Elf *elf, Elf *layout)
 {
 	Elf_Scn *scn = NULL;
 	size_t phnum;
 	GElf_Shdr sh;
-	Elf *elf;
-	int fd;
+
+	if (elf_getphdrnum(layout, &phnum))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *name;
+			GElf_Sym s;
+			GElf_Phdr ph;
+
+			if (!gelf_getsym(data, i, &s) || !s.st_value ||
+			    GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+			    s.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (!name)
+				continue;
+			/* Virtual address to file offset, through PT_LOAD. */
+			for (size_t p = 0; p < phnum; p++) {
+				if (!gelf_getphdr(layout, p, &ph) || ph.p_type != PT_LOAD ||
+				    s.st_value < ph.p_vaddr ||
+				    s.st_value >= ph.p_vaddr + ph.p_memsz)
+					continue;
+				symtab_add(t, s.st_value - ph.p_vaddr + ph.p_offset,
+					   s.st_size, name);
+				break;
+			}
+		}
+	}
+}
+
+/* @elf's GNU build ID in hex, into @hex of @len bytes; false if none fits. */
+static bool elf_build_id(Elf *elf, char *hex, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		size_t at = 0, name_at, desc_at;
+		Elf_Data *data;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		while (data &&
+		       (at = gelf_getnote(data, at, &nh, &name_at, &desc_at))) {
+			const unsigned char *id = (unsigned char *)data->d_buf + desc_at;
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((char *)data->d_buf + name_at, "GNU", 4))
+				continue;
+			if (!nh.n_descsz || nh.n_descsz * 2 + 1 > len)
+				return false;
+			for (size_t i = 0; i < nh.n_descsz; i++)
+				sprintf(hex + 2 * i, "%02x", id[i]);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The object's symbols and, where its distribution installed them, those
+ * of its detached debug file under /usr/lib/debug/.build-id/, as perf and
+ * gdb find it: a stripped C library names its local functions (the root
+ * of every thread, start_thread) only there.
+ */
+static void elf_read_syms(struct elf_file *ef)
+{
+	char id[2 * 64 + 1], debug[sizeof(id) + 64];
+	Elf *elf, *delf;
+	int fd, dfd;
 
 	fd = open(ef->path, O_RDONLY);
 	if (fd < 0)
 		return;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_getphdrnum(elf, &phnum))
+	if (!elf)
 		goto out;
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym s;
-			GElf_Phdr ph;
-
-			if (!gelf_getsym(data, i, &s) || !s.st_value ||
-			    GELF_ST_TYPE(s.st_info) != STT_FUNC)
-				continue;
-			/* Virtual address to file offset, through PT_LOAD. */
-			for (size_t p = 0; p < phnum; p++) {
-				if (!gelf_getphdr(elf, p, &ph) || ph.p_type != PT_LOAD ||
-				    s.st_value < ph.p_vaddr ||
-				    s.st_value >= ph.p_vaddr + ph.p_memsz)
-					continue;
-				symtab_add(&ef->syms, s.st_value - ph.p_vaddr + ph.p_offset,
-					   s.st_size, elf_strptr(elf, sh.sh_link, s.st_name));
-				break;
+	elf_add_syms(&ef->syms, elf, elf);
+	if (elf_build_id(elf, id, sizeof(id))) {
+		snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+			 id, id + 2);
+		dfd = open(debug, O_RDONLY);
+		if (dfd >= 0) {
+			delf = elf_begin(dfd, ELF_C_READ, NULL);
+			if (delf) {
+				elf_add_syms(&ef->syms, delf, elf);
+				elf_end(delf);
 			}
+			close(dfd);
 		}
 	}
 	qsort(ef->syms.syms, ef->syms.nr, sizeof(struct sym), sym_cmp);
+	elf_end(elf);
 out:
-	if (elf)
-		elf_end(elf);
 	close(fd);
 }
 
@@ -372,15 +442,19 @@ static void append(char **line, size_t *len, const char *name)
 
 static struct unwindprof_bpf *skel;
 
-/* Fold one sample with its user stack (@uips, @unr; innermost first). */
-static void fold(const struct up_sample *s, const __u64 *uips, __u32 unr)
+/*
+ * Fold one sample with its user stack (@uips, @unr; innermost first), the
+ * last @guessed of them marked "?".
+ */
+static void fold(const struct up_sample *s, const __u64 *uips, __u32 unr,
+		 __u32 guessed)
 {
 	__u64 kips[UP_MAX_FRAMES];
 	struct process *p = process(s->pid);
 	size_t len = strnlen(s->comm, UP_COMM_LEN);
 	char *line = strndup(s->comm, UP_COMM_LEN);
 	char name[512];
-	int knr = 0;
+	int knr = 0, mark;
 
 	if (!line) {
 		perror("unwindprof");
@@ -389,10 +463,13 @@ static void fold(const struct up_sample *s, const __u64 *uips, __u32 unr)
 	if (!p->read)
 		process_read_maps(p);
 	for (int i = unr - 1; i >= 0; i--) {
+		mark = i >= (int)unr - (int)guessed;
 		if (!uips[i])
-			snprintf(name, sizeof(name), "[user stack lost]");
+			snprintf(name + mark, sizeof(name) - mark, "[user stack lost]");
 		else
-			user_frame_name(p, uips[i], name, sizeof(name));
+			user_frame_name(p, uips[i], name + mark, sizeof(name) - mark);
+		if (mark)
+			name[0] = '?';
 		append(&line, &len, name);
 	}
 	if (s->kstack >= 0 &&
@@ -439,7 +516,7 @@ static void on_sample(const struct up_sample *s)
 		process_read_maps(process(s->pid));
 	if (s->kthread) {
 		tally.kthread++;
-		fold(s, uips, 0);
+		fold(s, uips, 0, 0);
 		return;
 	}
 	if (s->cookie) {
@@ -459,7 +536,7 @@ static void on_sample(const struct up_sample *s)
 	    !bpf_map_lookup_elem(bpf_map__fd(skel->maps.stacks), &s->ustack, uips))
 		while (nr < UP_MAX_FRAMES && uips[nr])
 			nr++;
-	fold(s, uips, nr);
+	fold(s, uips, nr, 0);
 }
 
 static unsigned long pending_count(void)
@@ -485,7 +562,7 @@ static void on_stack(const struct up_stack *st)
 			pp = &p->next;
 			continue;
 		}
-		fold(&p->s, st->ips, st->nr);
+		fold(&p->s, st->ips, st->nr, st->guessed);
 		tally.stitched++;
 		matched = true;
 		*pp = p->next;
@@ -765,7 +842,7 @@ int main(int argc, char **argv)
 			static const __u64 lost_marker;
 
 			tally.lost++;
-			fold(&p->s, &lost_marker, 1);
+			fold(&p->s, &lost_marker, 1, 0);
 		}
 	}
 	for (__u32 k = 0; k < UP_NR_COUNTS; k++) {

@@ -36,12 +36,17 @@ struct up_sample {
 	char comm[UP_COMM_LEN];
 };
 
-/* The user stack of one kernel entry, innermost frame first. */
+/*
+ * The user stack of one kernel entry, innermost frame first; its last
+ * @guessed entries are marked (guessed, or resting on a convention).
+ */
 struct up_stack {
 	__u32 type;
 	__u32 pid;
 	__u32 tid;
 	__u32 nr;
+	__u32 guessed;
+	__u32 pad;
 	__u64 cookie;
 	__u64 ips[UP_MAX_FRAMES];
 };
