@@ -319,12 +319,14 @@ bench-sframe-cost: kernel cfi2sframe $(INSNS_PROGS) build/bench/insns-probe-gsfr
 # The null system call is also timed on the same guest kernel without the
 # series (CONFIG=nounwind), in boots alternating with the series' kernel.
 NULL_BOOTS ?= 3
-bench: kernel perf unwindprof demo $(BENCH_PROGS) $(INSNS_PROGS) build/real/zstd build/real/xz
+bench: kernel perf unwindprof cfi2sframe stock-cache demo $(BENCH_PROGS) $(INSNS_PROGS) build/real/zstd build/real/xz \
+	build/real/bzip2
 	@+$(MAKE) --no-print-directory kernel CONFIG=nounwind
 	@bench/insns/run build/bench-insns nounwind $(CONFIG)
 	@rm -rf build/bench-out && mkdir -p build/bench-out
 	@harness/vm-run --timeout 3600 --mem 3072 --nmi --rw $(TOP)/build/bench-out \
 		--env ZSTD=$(TOP)/build/real/zstd --env XZ=$(TOP)/build/real/xz \
+		--env BZIP2_PROG=$(TOP)/build/real/bzip2 --env C2S=$(TOP)/build/bin/cfi2sframe \
 		--env SRC=$(TOP)/build/linux --env MINIVM=$(TOP)/build/demo/minivm -- \
 		$(TOP)/bench/run-guest $(TOP)/build/bench-out $(TOP)/build/bin/perf $(TOP)/build/bench \
 		$(TOP)/build/bin/unwindprof

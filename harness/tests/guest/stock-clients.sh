@@ -18,8 +18,9 @@
 # at least 0.95 of ftrace's and of unwindprof's for each program.
 # ftrace's stack of each prctl() must be the one it returned. Without the
 # tables, the shares are printed, and unwindprof must mark the frames the
-# kernel guessed in xz (guessing on). C2S, UNWINDPROF and PROGS are set by
-# harness/run-tests.
+# kernel guessed in xz (guessing on). The tables the guest was given at
+# boot (stock-boot.sh) are taken away first and given back at the end
+# (stock-common.sh). C2S, UNWINDPROF and PROGS are set by harness/run-tests.
 echo "TAP version 13"
 n=0
 ok() { n=$((n + 1)); echo "ok $n $*"; }
@@ -35,6 +36,9 @@ if [ ! -x "${C2S:-}" ] || [ ! -x "${UNWINDPROF:-}" ] || [ ! -x $py ] ||
 	echo "ok 1 # SKIP cfi2sframe, unwindprof, own_stack.so, python3.11, xz or userstacktrace_delay missing"
 	exit 0
 fi
+. "$here/stock-common.sh"
+was_given=$(stock_given && echo 1)
+stock_off
 
 # The programs, ctypes' module (for the prctl()), the preload, and what
 # they load.
@@ -215,4 +219,5 @@ check_bpf bash-bpf bash -- /usr/bin/bash /tmp/clients-sh.sh 3000
 # shellcheck disable=SC2046
 "$C2S" -U -q $(objects) >/dev/null
 rm -rf /tmp/clients-tables /tmp/clients-input /tmp/clients-sh.sh
+[ -z "$was_given" ] || stock_on
 echo "1..$n"

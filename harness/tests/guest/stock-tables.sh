@@ -16,9 +16,9 @@
 # samples carry the kernel's chain too, which must be dwarf's on every
 # frame both have, sample by sample (same_sample.py); and a recording
 # with dwarf alone, whose bytes per sample must be at least 20 times the
-# fp,defer recording's. The tables are taken back (cfi2sframe -U) at the end, so that the streams
-# after this one see the kernel as it boots. C2S, PERF, PROGS and SRC are
-# set by harness/run-tests.
+# fp,defer recording's. The tables the guest was given at boot
+# (stock-boot.sh) are taken away first and given back at the end
+# (stock-common.sh). C2S, PERF, PROGS and SRC are set by harness/run-tests.
 echo "TAP version 13"
 n=0
 ok() { n=$((n + 1)); echo "ok $n $*"; }
@@ -30,6 +30,9 @@ if [ ! -x "${C2S:-}" ] || [ ! -f "${PROGS:-}/dwarf_also.so" ] || [ ! -x /usr/bin
 	exit 0
 fi
 here=$(dirname "$0")
+. "$here/stock-common.sh"
+was_given=$(stock_given && echo 1)
+stock_off
 tables=/tmp/stock-tables
 roots=__libc_start_call_main,start_thread,_dl_start_user,_dl_start
 
@@ -159,7 +162,7 @@ against_dwarf() { # name fp,defer-bytes-per-sample program args...
 # (make stock-cache: cfi2sframe -R -n), then two programs no case above
 # named, which must reach their root; then all taken back.
 machine() {
-	local cache=$here/../../../build/stock-cache s r dirs="/usr/bin /usr/lib/x86_64-linux-gnu"
+	local cache=$stock_cache s r dirs=$stock_dirs
 	local given cached nid failed bytes start
 	if [ ! -d "$cache" ]; then
 		ok "the whole machine # SKIP no cache (make stock-cache)"
@@ -216,4 +219,5 @@ check bash 0.95 /usr/bin/bash /tmp/stock-sh.sh
 	$(objects /usr/bin/bash) >/dev/null
 machine
 rm -rf "$tables" /tmp/stock-input /tmp/stock-sh.sh
+[ -z "$was_given" ] || stock_on
 echo "1..$n"

@@ -1,0 +1,37 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# Sourced by the streams that give or take the stock tables of the whole
+# guest: every object under /usr/bin and /usr/lib/x86_64-linux-gnu, its
+# SFrame table converted from .eh_frame on the host into build/stock-cache
+# (make stock-cache), as README's one command sets up a real machine.
+# The guest gives them at boot (stock-boot.sh), so that every stream sees
+# stock programs walked exactly; a stream that measures the machine
+# without them takes them away (stock_off) and gives them back at its end
+# (stock_on). C2S is set by harness/run-tests.
+stock_dirs="/usr/bin /usr/lib/x86_64-linux-gnu"
+stock_cache=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)/build/stock-cache
+
+# The tables are given while this file exists: a stream can leave the
+# machine as it found it.
+stock_mark=/tmp/stock-tables-given
+
+# Give every table from the cache; cfi2sframe's summary in /tmp/stock-on.out.
+stock_on() {
+	[ -x "${C2S:-}" ] && [ -d "$stock_cache" ] || return 1
+	# shellcheck disable=SC2086
+	"$C2S" -R -q -C "$stock_cache" $stock_dirs >/tmp/stock-on.out 2>&1 &&
+		touch "$stock_mark"
+}
+
+# Take every table of those directories back; the summary in /tmp/stock-off.out.
+stock_off() {
+	[ -x "${C2S:-}" ] || return 1
+	rm -f "$stock_mark"
+	# shellcheck disable=SC2086
+	"$C2S" -U -q $stock_dirs >/tmp/stock-off.out 2>&1
+}
+
+# Are the tables given (by stock_on)?
+stock_given() {
+	[ -e "$stock_mark" ]
+}
