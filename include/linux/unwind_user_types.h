@@ -131,6 +131,9 @@ struct unwind_user_frame {
  * @ra_off:	where the return address is, from the CFA
  * @registered:	added by prctl(): only prctl() removes it, or an unmap
  * @erased:	an erase could not take it out of the tree: readers skip it
+ * @files_seen:	for an object found with no table, the generation of the
+ *		tables given for files when it was found (0: none can
+ *		serve it); a newer one means its file may have one now
  * @rcu:	entries are freed after a grace period, readers copy them
  *
  * Immutable once in the registry (kernel/unwind/sframe_mm.c has its
@@ -152,6 +155,7 @@ struct unwind_sframe_sec {
 	s8		ra_off;
 	bool		registered;
 	bool		erased;
+	u32		files_seen;
 	struct rcu_head	rcu;
 };
 

@@ -181,6 +181,17 @@ struct sframe_file_table *sframe_file_get(struct file *file);
 const void *sframe_file_table_data(const struct sframe_file_table *t,
 				   unsigned long *len);
 void sframe_file_release(struct sframe_file_table *t);
+u32 sframe_file_generation(void);
+
+/*
+ * Has a table been given for a file since @sec, an object's text found
+ * with no table, was recorded? Then its file may have one now: the
+ * registry reads it again (sframe_lookup()).
+ */
+static inline bool sframe_sec_stale(const struct unwind_sframe_sec *sec)
+{
+	return sec->files_seen && sec->files_seen != sframe_file_generation();
+}
 int sframe_file_pin(struct mm_struct *mm, struct sframe_file_table *t);
 void sframe_file_unpin_all(struct mm_struct *mm);
 

@@ -101,6 +101,11 @@ static DEFINE_HASHTABLE(sframe_files, 8);
 static unsigned long sframe_files_bytes;	/* under sframe_files_lock */
 /* Written under sframe_files_lock; read without it by sframe_file_get(). */
 static unsigned int sframe_files_count;
+/*
+ * Tables given so far, as a generation that is never 0; written under
+ * sframe_files_lock, read without it (sframe_file_generation()).
+ */
+static u32 sframe_files_gen = 1;
 
 static void sframe_file_put(struct sframe_file_table *t)
 {
@@ -299,6 +304,20 @@ void sframe_file_release(struct sframe_file_table *t)
 }
 
 /**
+ * sframe_file_generation - how many tables have been given for files
+ *
+ * Read before sframe_file_get(): a registry entry that recorded no table
+ * at one generation looks again at a later one (sframe_mm.c).
+ *
+ * Return: a value that changes with each table given, and is never 0.
+ */
+u32 sframe_file_generation(void)
+{
+	/* Pairs with the release in sframe_file_add(): its table is found. */
+	return smp_load_acquire(&sframe_files_gen);
+}
+
+/**
  * sframe_file_pin - keep a table for as long as an mm lives
  * @mm:		the mm whose registry uses the table
  * @t:		the table; takes over the caller's reference
@@ -436,6 +455,8 @@ static int sframe_file_add(unsigned long uarg, unsigned long usize)
 		 sframe_file_hash(t->dev, t->ino));
 	sframe_files_bytes += t->len;
 	WRITE_ONCE(sframe_files_count, sframe_files_count + 1);
+	/* After the table is in the hash: who sees the count finds it. */
+	smp_store_release(&sframe_files_gen, sframe_files_gen + 1 ?: 1);
 	mutex_unlock(&sframe_files_lock);
 	fput(file);
 	return 0;

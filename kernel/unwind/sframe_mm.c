@@ -16,6 +16,12 @@
  *  - the tables the kernel holds for files (sframe_file.c), which the
  *    walker's discovery takes for an object without a table of its own;
  *    the mm keeps each one it used (mm->sframe_pins) until it is freed.
+ *    Such an object found with no table at all records when
+ *    (@files_seen); after a table is given for any file, the next lookup
+ *    of its text reads the file again and replaces the entry, so that
+ *    processes that mapped the file before its table came get it too.
+ *    Its first discovery fires unwind_sframe_missing, so that a tool
+ *    knows which file to give a table.
  *
  * mm->sframe_tables counts the entries with a table (atomic: walkers of
  * different threads insert under the mmap read lock). mm->sframe_registered
@@ -29,7 +35,9 @@
  *   who		lock held		does
  *   walker (lookup)	rcu_read_lock		copies an entry out, never keeps it
  *   walker (found)	mmap_read_lock		inserts if the range is free and the
- *						mapping is still the one it read
+ *						mapping is still the one it read;
+ *						first erases the entries with no
+ *						table it read the file again for
  *   exec		(new mm, one thread)	inserts
  *   munmap		mmap_write_lock		erases entries that overlap
  *   prctl		mmap_write_lock		erases and inserts
@@ -72,6 +80,9 @@
 #include <linux/unwind_user.h>
 #include <kunit/visibility.h>
 #include "sframe.h"
+
+#define CREATE_TRACE_POINTS
+#include <trace/events/unwind_sframe.h>
 
 static void sframe_report(const struct unwind_sframe_sec *sec, struct file *file,
 			  const char *why)
@@ -520,27 +531,26 @@ static bool sframe_same_vma(struct vm_area_struct *vma, struct file *file,
 }
 
 /*
- * Find the table of the executable mapping that holds @pc and record it
- * (or its absence) for the whole mapping. A read that failed and may pass
- * (sframe_read_may_pass()) records nothing; the error is returned.
- */
-/*
  * The table the kernel holds for @file, if any, for its mapping at load
  * bias @bias; the mm keeps the table while it lives. Returns 0 with @sec
- * left without a table if there is none.
+ * left without a table if there is none, noting the generation of the
+ * tables given for files that had none for it.
  */
 static int sframe_sec_fill_file(struct mm_struct *mm,
 				struct unwind_sframe_sec *sec,
 				struct file *file, unsigned long bias)
 {
+	u32 gen = sframe_file_generation();
 	struct sframe_file_table *t = sframe_file_get(file);
 	unsigned long len;
 	const void *data;
 	const char *why;
 	int ret;
 
-	if (!t)
+	if (!t) {
+		sec->files_seen = gen;
 		return 0;
+	}
 	data = sframe_file_table_data(t, &len);
 	ret = sframe_sec_init_kernel(sec, data, bias, len, &why);
 	if (ret) {
@@ -549,6 +559,8 @@ static int sframe_sec_fill_file(struct mm_struct *mm,
 			return ret;
 		sframe_report(sec, file, why ? why : "unreadable");
 		sframe_sec_unusable(sec);
+		/* A table given later for the file may be a good one. */
+		sec->files_seen = gen;
 		return 0;
 	}
 	ret = sframe_file_pin(mm, t);
@@ -557,7 +569,46 @@ static int sframe_sec_fill_file(struct mm_struct *mm,
 	return ret;
 }
 
-static int sframe_discover(struct mm_struct *mm, unsigned long pc)
+/*
+ * Erase the entries of [@start, @end) that recorded no table at an older
+ * generation (mmap read lock held, the mapping checked): the caller read
+ * the file again and inserts what it found. Anything else there stays,
+ * and the insert goes around it.
+ */
+static void sframe_erase_stale(struct mm_struct *mm, unsigned long start,
+			       unsigned long end)
+{
+	struct unwind_sframe_sec *sec, *stale;
+	unsigned long next = start;
+	bool erased = false;
+
+	while (next < end) {
+		rcu_read_lock();
+		/* Sets @next past the entry found. */
+		sec = mt_find(&mm->sframe_mt, &next, end - 1);
+		stale = sec;
+		if (sec && (READ_ONCE(sec->erased) || sframe_sec_usable(sec) ||
+			    !sframe_sec_stale(sec)))
+			stale = NULL;
+		rcu_read_unlock();
+		if (!sec)
+			break;
+		/* The tree's lock shows whether @stale is still there. */
+		if (stale && !sframe_tree_del(mm, stale, next - 1))
+			erased = true;
+	}
+	if (erased)
+		sframe_new_gen(mm);
+}
+
+/*
+ * Find the table of the executable mapping that holds @pc and record it
+ * (or its absence) for the whole mapping; @again: the mapping's entry
+ * recorded no table, and tables for files were given since. A read that
+ * failed and may pass (sframe_read_may_pass()) records nothing; the error
+ * is returned.
+ */
+static int sframe_discover(struct mm_struct *mm, unsigned long pc, bool again)
 {
 	unsigned long start, end, pgoff, sframe = 0, len = 0, bias = 0;
 	struct vm_area_struct *vma;
@@ -598,10 +649,16 @@ static int sframe_discover(struct mm_struct *mm, unsigned long pc)
 	if (ret || mmap_read_lock_killable(mm)) {
 		kfree(sec);
 	} else {
-		if (sframe_same_vma(vma_lookup(mm, pc), file, start, end, pgoff))
+		if (sframe_same_vma(vma_lookup(mm, pc), file, start, end, pgoff)) {
+			if (again)
+				sframe_erase_stale(mm, start, end);
+			/* Its first walk: a tool may give the file a table. */
+			else if (sec->files_seen && !sframe_sec_usable(sec))
+				trace_unwind_sframe_missing(file, start, end, pgoff);
 			sframe_insert(mm, sec);
-		else
+		} else {
 			kfree(sec);
+		}
 		mmap_read_unlock(mm);
 	}
 	if (file)
@@ -616,7 +673,8 @@ static int sframe_discover(struct mm_struct *mm, unsigned long pc)
  * @discover:	read the mapping's file if the registry has no entry for @pc
  *
  * Finds the table of the mapping the first time it is asked, if
- * @discover; without it, a miss costs no mmap lock (for words that may
+ * @discover, and again where it found none before a table was given for
+ * a file; without it, a miss costs no mmap lock (for words that may
  * not be code addresses at all). On -ENOENT,
  * @sec's text range is the text known to have no table around @pc (empty
  * if none is known).
@@ -634,11 +692,16 @@ int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec,
 	sec->text_end = 0;
 	if (!mm)
 		return -ENOENT;
-	if (sframe_cache_copy(mm, pc, sec))
-		return sframe_sec_usable(sec) ? 0 : -ENOENT;
+	if (sframe_cache_copy(mm, pc, sec)) {
+		if (sframe_sec_usable(sec))
+			return 0;
+		if (!discover || !sframe_sec_stale(sec))
+			return -ENOENT;
+	}
 	for (tries = 0; tries < 2; tries++) {
 		struct unwind_sframe_sec *found;
 		unsigned long index = pc;
+		bool again = false;
 
 		rcu_read_lock();
 		found = mt_find(&mm->sframe_mt, &index, pc);
@@ -648,13 +711,22 @@ int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec,
 		}
 		rcu_read_unlock();
 		if (found && !sec->erased) {
-			sframe_cache_add(sec);
-			return sframe_sec_usable(sec) ? 0 : -ENOENT;
+			if (sframe_sec_usable(sec)) {
+				sframe_cache_add(sec);
+				return 0;
+			}
+			if (tries || !discover || !sframe_sec_stale(sec)) {
+				sframe_cache_add(sec);
+				return -ENOENT;
+			}
+			/* A table for its file may have come: look again. */
+			again = true;
+		} else {
+			/* Nothing known about @pc: no text range either. */
+			sec->text_start = 0;
+			sec->text_end = 0;
 		}
-		/* Nothing known about @pc: no text range either. */
-		sec->text_start = 0;
-		sec->text_end = 0;
-		if (tries || !discover || sframe_discover(mm, pc))
+		if (tries || !discover || sframe_discover(mm, pc, again))
 			break;
 	}
 	return -ENOENT;

@@ -32,18 +32,24 @@ static int sframe_walk_sec(struct unwind_user_state *state, unsigned long pc,
 {
 	struct unwind_sframe_sec *sec = &state->sframe_sec;
 	const struct unwind_sframe_sec *copy;
+	bool stale;
 
 	if (sframe_in_sec(state, pc))
 		goto out;
 	copy = sframe_sec_find(pc);
-	if (copy) {
+	/* Found with no table before one was given for a file: look again. */
+	stale = copy && discover && sframe_sec_stale(copy);
+	if (copy && !stale) {
 		*sec = *copy;
 	} else if (!state->nofault && !state->no_files) {
 		sframe_lookup(pc, sec, discover);
-	} else if (state->nofault && !current->unwind_info.sframe_cache) {
+	} else if (state->nofault &&
+		   (stale || !current->unwind_info.sframe_cache)) {
 		state->blocked = true;
 	} else {
 		sframe_lookup(pc, sec, false);
+		if (stale)
+			state->files_skipped = true;
 		if (discover && sec->text_end == sec->text_start &&
 		    unwind_user_maybe_text(pc)) {
 			if (state->nofault)

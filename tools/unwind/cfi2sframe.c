@@ -18,6 +18,10 @@
  *   cfi2sframe -R -n -C DIR PATH...       fill the cache only (on another
  *                                         machine, or before the kernel)
  *   cfi2sframe -U PATH...                 take them back
+ *   cfi2sframe -W [-q] [-v] [-C DIR]      give one to each object walks
+ *                                         meet without a table, as the
+ *                                         kernel traces them (watch.c),
+ *                                         until SIGINT or SIGTERM
  *
  * The kernel's walker needs, at each instruction, where the canonical
  * frame address (CFA) is (the stack or frame pointer plus an offset),
@@ -60,6 +64,8 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "cfi2sframe.h"
 
 /* The kernel's interface for tables by file (<linux/prctl.h> of the series). */
 #ifndef PR_SFRAME_FILE_ADD
@@ -145,7 +151,7 @@ static struct row *rows;
 static size_t nrows, cap_rows;
 static struct out_fde *fdes;
 static size_t nfdes, cap_fdes;
-static bool quiet, verbose;
+bool quiet, verbose;
 
 static void die(const char *fmt, ...)
 {
@@ -1381,6 +1387,47 @@ static int register_walked(const char *path, const struct stat *st, int type,
 	return 0;
 }
 
+int cfi2sframe_give(const char *path, const char *name, const char *cache,
+		    dev_t dev, ino_t ino)
+{
+	struct object o;
+	struct stat st;
+	int err = open_object(&o, path);
+
+	o.path = name;
+
+	if (err == -ENOEXEC) {
+		/* A mapping of no ELF object we read: nothing to give. */
+		return 0;
+	} else if (err) {
+		close_object(&o);
+		return err;
+	}
+	if (fstat(o.fd, &st) || st.st_dev != dev || st.st_ino != ino) {
+		close_object(&o);
+		return -ESTALE;
+	}
+	reg_run.cache = cache;
+	err = register_object(&o, cache, false, &reg_run.n);
+	close_object(&o);
+	return err;
+}
+
+void cfi2sframe_summary(bool remove)
+{
+	if (remove) {
+		printf("cfi2sframe: %lu tables taken back, %lu failed\n",
+		       reg_run.n.given, reg_run.n.failed);
+		return;
+	}
+	printf("cfi2sframe: %lu tables %s (%lu from the cache), ",
+	       reg_run.n.given, reg_run.dry ? "cached" : "given", reg_run.n.cached);
+	printf("%lu objects with their own, %lu without .eh_frame, ",
+	       reg_run.n.own, reg_run.n.none);
+	printf("%lu without a build ID, %lu failed; %llu bytes of tables\n",
+	       reg_run.n.no_id, reg_run.n.failed, reg_run.n.bytes);
+}
+
 /* -R and -U: give or take back the tables of @paths. */
 static int register_all(char **paths, int count, const char *cache,
 			bool remove)
@@ -1397,17 +1444,7 @@ static int register_all(char **paths, int count, const char *cache,
 		else
 			register_path(paths[i]);
 	}
-	if (remove) {
-		printf("cfi2sframe: %lu tables taken back, %lu failed\n",
-		       reg_run.n.given, reg_run.n.failed);
-	} else {
-		printf("cfi2sframe: %lu tables %s (%lu from the cache), ",
-		       reg_run.n.given, reg_run.dry ? "cached" : "given", reg_run.n.cached);
-		printf("%lu objects with their own, %lu without .eh_frame, ",
-		       reg_run.n.own, reg_run.n.none);
-		printf("%lu without a build ID, %lu failed; %llu bytes of tables\n",
-		       reg_run.n.no_id, reg_run.n.failed, reg_run.n.bytes);
-	}
+	cfi2sframe_summary(remove);
 	return reg_run.ret;
 }
 
@@ -1418,7 +1455,8 @@ static void help_and_exit(void)
 	      "       cfi2sframe -c ELF\n"
 	      "       cfi2sframe -B ELF\n"
 	      "       cfi2sframe -R [-q] [-v] [-n] [-C DIR] PATH...\n"
-	      "       cfi2sframe -U [-q] PATH...\n", stderr);
+	      "       cfi2sframe -U [-q] PATH...\n"
+	      "       cfi2sframe -W [-q] [-v] [-C DIR]\n", stderr);
 	exit(2);
 }
 
@@ -1426,12 +1464,15 @@ int main(int argc, char **argv)
 {
 	const char *out = NULL, *cache = NULL;
 	bool stats = false, cmp = false, want_id = false, reg = false;
-	bool unreg = false, reg_dry = false;
+	bool unreg = false, reg_dry = false, watch = false;
 	struct stats total = { 0 };
 	int opt, ret = 0;
 
-	while ((opt = getopt(argc, argv, "qvno:scBRUC:")) != -1) {
+	while ((opt = getopt(argc, argv, "qvno:scBRUWC:")) != -1) {
 		switch (opt) {
+		case 'W':
+			watch = true;
+			break;
 		case 'n':
 			reg_dry = true;
 			break;
@@ -1465,6 +1506,12 @@ int main(int argc, char **argv)
 		default:
 			help_and_exit();
 		}
+	}
+	if (watch) {
+		if (optind < argc || stats || cmp || want_id || out || reg ||
+		    unreg || reg_dry)
+			help_and_exit();
+		return watch_run(cache);
 	}
 	if (optind >= argc || (stats + cmp + want_id + !!out + reg + unreg) > 1 ||
 	    (cache && !reg) || (reg_dry && !cache))

@@ -35,3 +35,23 @@ stock_off() {
 stock_given() {
 	[ -e "$stock_mark" ]
 }
+
+# perf script's output on stdin: for each sample in order, 1 if its chain
+# reaches a root (__libc_start_call_main, start_thread, ld.so's entry),
+# else 0.
+stock_rooted_seq() {
+	awk '
+		function done() {
+			if (frames) print root ? 1 : 0
+			frames = root = 0
+		}
+		/^[^ \t]/ { done(); next }
+		/^$/ { done(); next }
+		{
+			frames++
+			if ($2 ~ /^(__libc_start_call_main|start_thread|_dl_start_user)/ ||
+			    ($2 ~ /^_start/ && $3 ~ /ld-linux/))
+				root = 1
+		}
+		END { done() }'
+}

@@ -42,24 +42,10 @@ objects() { # program
 	ldd "$1" | awk '/=>/ { print $3 } /ld-linux/ { print $1 }'
 }
 
-# The ratio of COMM's samples in a recording that reach their root.
+# COMM's samples in a recording, and those that reach their root: "N R".
 rooted() { # perf.data comm
-	"$PERF" script -i "$1" --comm "$2" 2>/dev/null | awk '
-		function done() {
-			if (!frames) return
-			samples++
-			if (root) rooted++
-			frames = root = 0
-		}
-		/^[^ \t]/ { done(); next }
-		/^$/ { done(); next }
-		{
-			frames++
-			if ($2 ~ /^(__libc_start_call_main|start_thread|_dl_start_user)/ ||
-			    ($2 ~ /^_start/ && $3 ~ /ld-linux/))
-				root = 1
-		}
-		END { done(); printf "%d %d\n", samples, rooted }'
+	"$PERF" script -i "$1" --comm "$2" 2>/dev/null | stock_rooted_seq |
+		awk '{ n++; r += $1 } END { printf "%d %d\n", n, r }'
 }
 
 find "$SRC/kernel" "$SRC/mm" -name '*.c' | sort | xargs cat 2>/dev/null |

@@ -31,7 +31,10 @@ dwarf never saw; P of them in places (the
 innermost user IP) where dwarf roots at least half its samples, Q of
 those rooted. W samples have a caller edge (callee IP, caller return
 address, compared by address) that no dwarf sample of the run has: a
-frame skipped or made up. On stderr, the five commonest places where
+frame skipped or made up; not counted are fp,defer's edges from an
+address where every dwarf chain that reaches it ends short of a root
+(dwarf cannot unwind there: no FDE covers it), printed on stderr as
+unverifiable. On stderr, the five commonest places where
 fp,defer stops short of a root dwarf reaches, and its three commonest
 caller edges dwarf never saw (a rare true edge, or a wrong frame), each
 with the whole user chain of its first sample (function+offset). Addresses compare as they are in the one
@@ -133,6 +136,10 @@ def main():
     path, comm, roots = args[0], args[1], set(args[2].split(","))
     chains = collections.defaultdict(list)
     edges = set()
+    # Addresses where a dwarf chain ends short of a root: with no FDE
+    # there (glibc's clone3 ends its CFI before the system call), dwarf
+    # cannot unwind, and is no witness for an edge from them.
+    stuck = set()
     for event, frames in samples(path, comm):
         user = [f for f in frames if f[1] != KERNEL]
         if event == "dwarf":
@@ -140,6 +147,8 @@ def main():
                                for s, d, a, o, m, f in user[1:]]
             edges.update((a[2], b[2]) for a, b in
                          zip(user[every:], user[every + 1:]))
+            if user and not any(f[0] in roots for f in user):
+                stuck.add(user[-1][2])
         if not user:
             continue
         if not every and (frames[0][1] != KERNEL or not any(
@@ -152,8 +161,11 @@ def main():
     for user in chains["dwarf"]:
         place_n[user[0][2]] += 1
         place_rooted[user[0][2]] += any(f[0] in roots for f in user)
+    unwound = set(a for a, _ in edges)
+    stuck -= unwound
     misses = collections.Counter()
     unseen = collections.Counter()
+    unverifiable = collections.Counter()
     unseen_chain = {}
     for event in ("dwarf", "fp", "defer"):
         n = rooted = placed = placed_rooted = wrong = exact_rooted = 0
@@ -176,6 +188,10 @@ def main():
                             user[-1][1].rsplit("/", 1)[-1])] += 1
             bad = [(a, b) for a, b in zip(user[every:], user[every + 1:])
                    if (a[2], b[2]) not in edges]
+            if bad and event == "defer" and all(a[2] in stuck for a, _ in bad):
+                a, b = bad[0]
+                unverifiable[(a[0], b[0], b[1].rsplit("/", 1)[-1])] += 1
+                bad = []
             if bad:
                 wrong += 1
                 wrong_exact += any(not b[4] for _, b in bad)
@@ -200,6 +216,11 @@ def main():
     for (sym, nr, last, dso), count in misses.most_common(5):
         print("defer misses %d: from %s, %d frames, last %s (%s)"
               % (count, sym, nr, last, dso), file=sys.stderr)
+    # Edges from where dwarf cannot unwind: neither confirmed nor counted.
+    for (callee, caller, dso), count in unverifiable.most_common(3):
+        print("defer unverifiable caller %d: %s <- %s (%s): dwarf's chains "
+              "all end at the callee" % (count, callee, caller, dso),
+              file=sys.stderr)
     for (callee, caller, dso, depth), count in unseen.most_common(3):
         print("defer unseen caller %d: %s <- %s (%s), frame %d: %s"
               % (count, callee, caller, dso, depth,

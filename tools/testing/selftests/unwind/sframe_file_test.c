@@ -14,6 +14,8 @@
  *     guessed;
  *   - with the lying table, the walk still ends, and is not the chain;
  *   - taken back, the next process does not get the table;
+ *   - a process that walked before the table came gets it after;
+ *   - without a table, the walk traces unwind_sframe_missing for it;
  *   - every error a caller can meet, the bound on all tables' memory, and
  *     no caller without CAP_PERFMON;
  *   - in code the table leaves out, a frame found by the frame pointer
@@ -151,6 +153,21 @@ static int gap_child(void)
 		    !(buf[i] & PR_USER_STACK_GUESSED))
 			return 1;
 	return 0;
+}
+
+/*
+ * The child of given_later: read the stack, tell the parent how it went
+ * (chain_child()'s result, one byte on @wfd), wait for the parent's byte
+ * on @rfd (a table given meanwhile), and read it again: the exit status
+ * is how that went.
+ */
+static int later_child(int rfd, int wfd)
+{
+	char c = chain_child();
+
+	if (write(wfd, &c, 1) != 1 || read(rfd, &c, 1) != 1)
+		return 2;
+	return chain_child();
 }
 
 /* Exec this program as a child: "--chain" or "--gap"; @quiet: no output. */
@@ -335,6 +352,125 @@ TEST_F(file, a_gap_is_marked)
 	EXPECT_EQ(0, reap_child(spawn("--gap", 0)));
 }
 
+/*
+ * A process that walked its stack before the file's table came walks with
+ * the table after, as one started after it does. The table is this
+ * program's, or, where the code reading finds the chain without one, the
+ * lying table, which is the one whose effect a child can see.
+ */
+TEST_F(file, given_later)
+{
+	int without = run_child(), with, first, to_child[2], from_child[2];
+	struct prctl_sframe_file a = self->a;
+	void *liar = NULL;
+	char rfd[16], wfd[16], c = 0;
+	size_t len;
+	pid_t pid;
+
+	if (!without) {
+		liar = slurp(liar_path, &len);
+		ASSERT_NE(NULL, liar);
+		a.table = (uintptr_t)liar;
+		a.table_size = len;
+	}
+	ASSERT_EQ(0, add(&a, sizeof(a)));
+	with = run_child();
+	ASSERT_EQ(0, remove_fd(self->fd));
+	ASSERT_NE(without, with) TH_LOG("the table changes nothing a child sees");
+
+	ASSERT_EQ(0, pipe(to_child));
+	ASSERT_EQ(0, pipe(from_child));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		snprintf(rfd, sizeof(rfd), "%d", to_child[0]);
+		snprintf(wfd, sizeof(wfd), "%d", from_child[1]);
+		execl(self_path, self_path, "--later", rfd, wfd, NULL);
+		_exit(127);
+	}
+	close(to_child[0]);
+	close(from_child[1]);
+	ASSERT_EQ(1, read(from_child[0], &c, 1));
+	first = c;
+	EXPECT_EQ(without, first);
+	ASSERT_EQ(0, add(&a, sizeof(a)));
+	ASSERT_EQ(1, write(to_child[1], &c, 1));
+	EXPECT_EQ(with, reap_child(pid))
+		TH_LOG("the child walked as before the table (%s)",
+		       without ? "not the chain" : "the chain, from the code");
+	close(to_child[1]);
+	close(from_child[0]);
+	free(liar);
+}
+
+/* A tracefs instance of this test's own, so as not to touch the main buffer. */
+#define TRACE_DIR	"/sys/kernel/tracing/instances/sframe_file_test"
+
+/* Write @val to the file @name of the instance; 0 or -1. */
+static int trace_write(const char *name, const char *val)
+{
+	char path[256];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), TRACE_DIR "/%s", name);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return -1;
+	ret = write(fd, val, strlen(val)) == (ssize_t)strlen(val) ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+/* Does the instance's buffer hold an event of @pid for this program? */
+static int traced_missing(pid_t pid)
+{
+	char line[512], want[64], ino[32];
+	struct stat st;
+	FILE *f;
+	int found = 0;
+
+	if (stat(self_path, &st))
+		return -1;
+	snprintf(want, sizeof(want), "pid=%d ", pid);
+	snprintf(ino, sizeof(ino), " ino=%lu ", (unsigned long)st.st_ino);
+	f = fopen(TRACE_DIR "/trace", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "unwind_sframe_missing:") &&
+		    strstr(line, want) && strstr(line, ino))
+			found = 1;
+	fclose(f);
+	return found;
+}
+
+/*
+ * A walk that meets this program with no table fires
+ * unwind_sframe_missing for it, once, naming the process and the file;
+ * with the table given, none fires.
+ */
+TEST_F(file, missing_is_traced)
+{
+	pid_t pid;
+
+	if (mkdir(TRACE_DIR, 0755) && errno != EEXIST)
+		SKIP(return, "no tracefs instances (%s)", strerror(errno));
+	if (trace_write("events/unwind_sframe/unwind_sframe_missing/enable", "1")) {
+		rmdir(TRACE_DIR);
+		SKIP(return, "no unwind_sframe_missing event");
+	}
+	pid = spawn_child();
+	reap_child(pid);
+	EXPECT_EQ(1, traced_missing(pid));
+	ASSERT_EQ(0, trace_write("trace", ""));
+	ASSERT_EQ(0, add(&self->a, sizeof(self->a)));
+	pid = spawn_child();
+	EXPECT_EQ(0, reap_child(pid));
+	EXPECT_EQ(0, traced_missing(pid));
+	trace_write("events/unwind_sframe/unwind_sframe_missing/enable", "0");
+	rmdir(TRACE_DIR);
+}
+
 /* A table of another program, given as this one's: stacks only. */
 TEST_F(file, a_lying_table_hurts_only_stacks)
 {
@@ -425,9 +561,9 @@ TEST_F(file, errors)
 }
 
 /*
- * All tables together are bounded (512 MiB): two of the largest table,
- * 256 MiB of rows for no function, for two copies of this program, fill
- * it, and a third file's table is refused until one is taken back.
+ * All tables together are bounded (512 MiB): the largest table, 256 MiB
+ * of rows for no function, given for copies of this program until one is
+ * refused (-ENOSPC), which it is until one is taken back.
  */
 TEST_F(file, memory_limit)
 {
@@ -436,6 +572,7 @@ TEST_F(file, memory_limit)
 	int fd[3], i;
 	uint8_t *t;
 	struct prctl_sframe_file a;
+	long ret = 0;
 
 	t = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		 -1, 0);
@@ -454,23 +591,26 @@ TEST_F(file, memory_limit)
 	a = self->a;
 	a.table = (uintptr_t)t;
 	a.table_size = big;
-	for (i = 0; i < 2; i++) {
+	/*
+	 * 512 MiB in all: at most two such tables, one if the machine holds
+	 * other tables (set up with cfi2sframe -R, as the test guest is),
+	 * and never three.
+	 */
+	for (i = 0; i < 3; i++) {
 		a.fd = fd[i];
-		EXPECT_EQ(0, add(&a, sizeof(a)));
+		ret = add(&a, sizeof(a));
+		if (ret)
+			break;
 	}
-	a.fd = fd[2];
-	a.table = self->a.table;
-	a.table_size = self->a.table_size;
-	EXPECT_EQ(-ENOSPC, add(&a, sizeof(a)));
+	ASSERT_EQ(-ENOSPC, ret);
+	ASSERT_GE(i, 1) TH_LOG("not one table of 256 MiB fits");
+	ASSERT_LE(i, 2);
 	/* A second table for a file replaces its first: 256 MiB, again. */
-	a.fd = fd[1];
-	a.table = (uintptr_t)t;
-	a.table_size = big;
+	a.fd = fd[i - 1];
 	EXPECT_EQ(0, add(&a, sizeof(a)));
+	/* Taken back, its room is free for the file refused. */
 	EXPECT_EQ(0, remove_fd(fd[0]));
-	a.fd = fd[2];
-	a.table = self->a.table;
-	a.table_size = self->a.table_size;
+	a.fd = fd[i];
 	EXPECT_EQ(0, add(&a, sizeof(a)));
 	for (i = 0; i < 3; i++) {
 		remove_fd(fd[i]);
@@ -601,6 +741,8 @@ int main(int argc, char **argv)
 		return chain_child();
 	if (argc == 2 && !strcmp(argv[1], "--gap"))
 		return gap_child();
+	if (argc == 4 && !strcmp(argv[1], "--later"))
+		return later_child(atoi(argv[2]), atoi(argv[3]));
 	if (!realpath("/proc/self/exe", self_path)) {
 		perror("realpath");
 		return 1;
