@@ -532,7 +532,8 @@ static bool unwind_user_record64(const struct unwind_user_frame *frame)
  * own file, its function in format.h, one call here.
  *
  * Return: what the first format that knows the IP said; on
- * UNWIND_USER_FRAME, *@frame points to the description.
+ * UNWIND_USER_FRAME, *@frame points to the description; UNWIND_USER_NEXT
+ * if the frame was a signal frame, stepped to the interrupted one.
  */
 static enum unwind_user_step
 unwind_user_find(struct unwind_user_state *state, bool topmost,
@@ -545,6 +546,14 @@ unwind_user_find(struct unwind_user_state *state, bool topmost,
 	state->frame.pc_end = ULONG_MAX;
 	state->frame.known_text = false;
 	found = unwind_sframe_frame(state, topmost, frame);
+	/*
+	 * A caller's IP a table given for its file leaves out may be a
+	 * signal restorer, whose CFI no table can say: the frame below is
+	 * the one the kernel wrote, which gives the interrupted registers.
+	 */
+	if (found == UNWIND_USER_UNKNOWN && !topmost && state->in_table_gap &&
+	    arch_unwind_user_sigframe(state))
+		return UNWIND_USER_NEXT;
 	if (found == UNWIND_USER_UNKNOWN)
 		found = unwind_code_frame(state, topmost, frame);
 	if (found == UNWIND_USER_UNKNOWN)
@@ -597,6 +606,20 @@ int unwind_user_walk(struct unwind_user_state *state,
 	while (trace->nr < max && !state->blocked) {
 		state->frames = trace->nr;
 		step = unwind_user_find(state, topmost, &frame);
+		if (step == UNWIND_USER_NEXT) {
+			/*
+			 * Past a signal frame: the interrupted frame, whose IP
+			 * is no return address, on a stack that may be another
+			 * (sigaltstack). Every stored entry bounds the walk.
+			 */
+			trace->entries[trace->nr++] =
+				unwind_user_addr(state, state->ip_base,
+						 state->ip);
+			state->last_record = 0;
+			state->above_sp = false;
+			topmost = true;
+			continue;
+		}
 		if (step == UNWIND_USER_FRAME && frame->outermost)
 			step = UNWIND_USER_END;
 		if (step != UNWIND_USER_FRAME)

@@ -20,6 +20,7 @@
 #include <asm/insn-eval.h>
 #include <asm/inat.h>
 #include <asm/ptrace.h>
+#include <asm/sigframe.h>
 #include <asm/unwind_user.h>
 #include <asm/vdso.h>
 
@@ -278,4 +279,58 @@ bool arch_unwind_user_after_syscall(struct unwind_user_state *state)
 		return false;
 	}
 	return at == 0x050f;
+}
+
+/* rt_sigreturn as restorers make it: glibc's, and musl's. */
+static const u8 unwind_sigreturn_q[] = {
+	0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00,	/* mov $15, %rax */
+	0x0f, 0x05,					/* syscall */
+};
+static const u8 unwind_sigreturn_l[] = {
+	0xb8, 0x0f, 0x00, 0x00, 0x00,			/* mov $15, %eax */
+	0x0f, 0x05,					/* syscall */
+};
+
+/**
+ * arch_unwind_user_sigframe - step over a signal frame the kernel wrote
+ * @state:	the walk (64-bit tasks only), at a frame whose IP is a
+ *		return address
+ *
+ * A handler returns into its restorer with the stack pointer at the
+ * ucontext of its signal frame (struct rt_sigframe, past pretcode), which
+ * holds the registers the signal interrupted. If the code at the IP is
+ * rt_sigreturn, take the interrupted IP, stack and frame pointers from
+ * there: the kernel wrote them, and rt_sigreturn resumes from them.
+ *
+ * Return: true if @state is now the interrupted frame's.
+ */
+bool arch_unwind_user_sigframe(struct unwind_user_state *state)
+{
+	unsigned long frame = state->sp - sizeof(long);
+	struct rt_sigframe __user *sf = (struct rt_sigframe __user *)frame;
+	u8 code[sizeof(unwind_sigreturn_q)];
+	u64 ip, sp, bp;
+
+	if (state->ws != 8 || state->ip >= TASK_SIZE_MAX - sizeof(code) ||
+	    frame >= TASK_SIZE_MAX - sizeof(*sf))
+		return false;
+	if (unwind_user_copy(code, (void __user *)state->ip, sizeof(code))) {
+		/* The bytes may span two pages: either may be the missing one. */
+		unwind_user_read_failed(state, state->ip);
+		unwind_user_read_failed(state, state->ip + sizeof(code) - 1);
+		return false;
+	}
+	if (memcmp(code, unwind_sigreturn_q, sizeof(unwind_sigreturn_q)) &&
+	    memcmp(code, unwind_sigreturn_l, sizeof(unwind_sigreturn_l)))
+		return false;
+	if (get_user(ip, &sf->uc.uc_mcontext.ip) ||
+	    get_user(sp, &sf->uc.uc_mcontext.sp) ||
+	    get_user(bp, &sf->uc.uc_mcontext.bp)) {
+		unwind_user_read_failed(state, frame);
+		return false;
+	}
+	state->ip = ip;
+	state->sp = sp;
+	state->fp = bp;
+	return true;
 }

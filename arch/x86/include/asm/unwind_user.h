@@ -18,6 +18,7 @@ bool arch_unwind_user_first_frame(struct unwind_user_state *state,
 bool arch_unwind_user_after_call(struct unwind_user_state *state,
 				 unsigned long ra, unsigned long *target);
 bool arch_unwind_user_after_syscall(struct unwind_user_state *state);
+bool arch_unwind_user_sigframe(struct unwind_user_state *state);
 
 /* What arch_unwind_user_code_frame() found. */
 enum unwind_code_found {
