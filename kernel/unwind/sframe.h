@@ -192,6 +192,7 @@ static inline bool sframe_sec_stale(const struct unwind_sframe_sec *sec)
 {
 	return sec->files_seen && sec->files_seen != sframe_file_generation();
 }
+
 int sframe_file_pin(struct mm_struct *mm, struct sframe_file_table *t);
 void sframe_file_unpin_all(struct mm_struct *mm);
 

@@ -139,10 +139,13 @@ static void watch_line(const char *line, const char *cache)
 	ssize_t len;
 	int pid, err;
 
-	ev = strstr(line, "unwind_sframe_missing: ");
-	if (!ev || sscanf(ev, "unwind_sframe_missing: pid=%d start=%lx end=%lx "
-			  "pgoff=%lx dev=%u:%u ino=%lu gen=%u", &pid, &start,
-			  &end, &pgoff, &maj, &min, &ino, &gen) != 8)
+	/* The event's fields, as its TP_printk() prints them, in two parts. */
+	ev = strstr(line, "unwind_sframe_missing: pid=");
+	if (!ev || sscanf(ev, "unwind_sframe_missing: pid=%d start=%lx end=%lx pgoff=%lx",
+			  &pid, &start, &end, &pgoff) != 4)
+		return;
+	ev = strstr(ev, " dev=");
+	if (!ev || sscanf(ev, " dev=%u:%u ino=%lu gen=%u", &maj, &min, &ino, &gen) != 4)
 		return;
 	if (seen_before(makedev(maj, min), ino, gen))
 		return;
