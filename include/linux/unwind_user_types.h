@@ -223,9 +223,9 @@ struct unwind_code_ident {
  * @files_skipped: set by a walk with @no_files that met text whose table
  *		a walk reading files could have found: exact, but maybe shorter
  * @in_table_gap: the IP is in an object whose table, given for its file
- *		(converted from its CFI), does not describe it (set by the
- *		SFrame format): a frame-pointer record there rests on a
- *		convention
+ *		(converted from its CFI), does not describe it, or whose
+ *		row for it is one the walk cannot step by (set by the SFrame
+ *		format): a frame-pointer record there rests on a convention
  */
 struct unwind_user_state {
 	unsigned long	ip;

@@ -89,11 +89,18 @@ static __always_inline int sframe_walk_row(struct unwind_user_state *state,
  * table given for its file (PR_SFRAME_FILE_ADD: converted from the
  * object's CFI) that leaves it out, says that too (state->in_table_gap).
  *
+ * A row the walk cannot step by (a CFA off a register it does not
+ * have, as in ld.so's trampolines, or a signal frame's, which is no call
+ * frame) is a gap too: the table describes that code, but not in a way
+ * this walk can use, so it is stepped as code the table leaves out
+ * (past the signal frame the kernel wrote, or by frame pointers,
+ * marked), not ended there.
+ *
  * Context: Task context, page faults allowed.
  * Return: UNWIND_USER_FRAME (an outermost row's description says so);
- * UNWIND_USER_UNKNOWN if no table covers the IP; UNWIND_USER_STOP at a
- * signal trampoline's row (not a call frame), if the table is bad, or if
- * the walk has read its budget of rows.
+ * UNWIND_USER_UNKNOWN if no table covers the IP, or its row is one the
+ * walk cannot step by; UNWIND_USER_STOP if the table is bad or the walk
+ * has read its budget of rows.
  */
 static __always_inline enum unwind_user_step
 unwind_sframe_frame(struct unwind_user_state *state, bool topmost,
@@ -125,7 +132,12 @@ unwind_sframe_frame(struct unwind_user_state *state, bool topmost,
 		}
 		return UNWIND_USER_UNKNOWN;
 	}
-	/* Signal frames are not call frames: stop with what was found. */
+	if (ret == -EOPNOTSUPP) {
+		state->frame.pc_start = pc;
+		state->frame.pc_end = pc;
+		state->in_table_gap = true;
+		return UNWIND_USER_UNKNOWN;
+	}
 	if (ret)
 		return UNWIND_USER_STOP;
 	*framep = state->sframe_held;

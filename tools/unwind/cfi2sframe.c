@@ -31,18 +31,26 @@
  * does not run: this tool runs it, here in user space, and writes each
  * state the walker needs as a row.
  *
- * A state SFrame cannot express (a CFA computed by a DWARF expression,
- * as in PLT stubs and stack realignment; a CFA based on another register;
- * the return address or %rbp kept in a register or by an expression; a
- * signal frame) is never approximated: the function's descriptor ends
- * before it, and a new one starts after it, so that the walker finds no
- * row there and treats that text as text without a table. Each such
- * state is counted by kind (-s).
+ * A state SFrame cannot express (a CFA computed by a DWARF expression
+ * other than "register plus offset, dereferenced or not"; the return
+ * address or %rbp kept in a register or by such an expression; a caller's
+ * stack pointer that is not the CFA) is never approximated: the
+ * function's descriptor ends before it, and a new one starts after it, so
+ * that the walker finds no row there and treats that text as text without
+ * a table. Each such state is counted by kind (-s).
  *
  * The table written is an SFrame version 2 section, FDEs sorted, whose
  * function starts are the objects' virtual addresses: the section is read
  * as if it were placed at address 0 of the object, and whoever loads it
- * (the kernel, for a registered file) adds the mapping's load bias.
+ * (the kernel, for a registered file) adds the mapping's load bias. Where
+ * a function needs what only version 3 says, the whole table is version
+ * 3: a CFA based on a register other than %rsp and %rbp (ld.so's
+ * trampolines, which realign the stack through %rbx) takes a flexible
+ * row, and a signal frame (the C library's restorer, whose registers are
+ * in the ucontext the kernel wrote) a descriptor marked as one. A
+ * walker that does not have the register, as the kernel's has not beyond
+ * the interrupted frame, treats such a row as it treats text the table
+ * leaves out; the table says the CFI exactly all the same.
  *
  * -c reads the object's own SFrame section (PT_GNU_SFRAME, version 1 or 2,
  * as binutils' gas --gsframe writes it from the same CFI) and compares
@@ -88,11 +96,26 @@ struct sframe_file_arg {		/* struct prctl_sframe_file */
 /* SFrame, as binutils' libsframe/doc/sframe-spec.texi describes it. */
 #define SFRAME_MAGIC		0xdee2
 #define SFRAME_VERSION_2	2
+#define SFRAME_VERSION_3	3
 #define SFRAME_F_FDE_SORTED	0x1
 #define SFRAME_ABI_AMD64	3
 #define SFRAME_HDR_SIZE		28
 #define SFRAME_FDE_V1_SIZE	17
 #define SFRAME_FDE_V2_SIZE	20
+#define SFRAME_FDE_V3_SIZE	16	/* the index entry */
+#define SFRAME_FDA_V3_SIZE	5	/* attributes, at the head of the rows */
+#define SFRAME_FDE_SIGNAL	0x80	/* v3 info byte: a signal frame */
+#define SFRAME_FDE_TYPE_FLEX	1	/* v3 info2 byte: flexible rows */
+/* A v3 flexible row's control word: register based, dereferenced, number. */
+#define SFRAME_FLEX_REG		0x1
+#define SFRAME_FLEX_DEREF	0x2
+#define SFRAME_FLEX_REGNUM(r)	((r) << 3)
+/*
+ * Cached tables are named by build ID and this tag: a change to what the
+ * tables say changes it, so a cache filled by an older converter is not
+ * given to the kernel.
+ */
+#define CACHE_TAG		"v3"
 #define SFRAME_FRE_ADDR1	0
 #define SFRAME_FRE_ADDR2	1
 #define SFRAME_FRE_ADDR4	2
@@ -107,13 +130,22 @@ struct sframe_file_arg {		/* struct prctl_sframe_file */
 #define DW_EH_PE_omit		0xff
 #define DW_EH_PE_indirect	0x80
 
-/* One row: what the walker needs at one instruction. */
+/*
+ * One row: what the walker needs at one instruction. A flexible row
+ * (version 3) names its registers: the CFA is cfa_reg + cfa, or the word
+ * there if cfa_deref; the return address and %rbp are in the words at
+ * ra_reg + ra and fp_reg + fp where those are set (DWARF number plus one),
+ * else at CFA - 8 and CFA + fp.
+ */
 struct row {
 	uint64_t	pc;		/* object address it starts at */
 	uint8_t		cfa_sp;		/* CFA is %rsp + cfa, else %rbp + cfa */
 	uint8_t		fp_saved;	/* caller's %rbp at CFA + fp */
+	uint8_t		flex;
+	uint8_t		cfa_reg, cfa_deref, ra_reg, fp_reg;
 	int32_t		cfa;
 	int32_t		fp;
+	int32_t		ra;
 };
 
 /* What a row could not say, by kind: the -s columns. */
@@ -123,6 +155,7 @@ enum why {
 	WHY_OUTERMOST,		/* no return address: the stack's root */
 	WHY_RA,			/* return address not at CFA - 8 */
 	WHY_FP,			/* %rbp kept in a register or by expression */
+	WHY_SP,			/* the caller's %rsp is not the CFA */
 	WHY_SIGNAL,		/* signal frame: registers in a ucontext */
 	WHY_BAD,		/* an opcode or encoding this reader refuses */
 	WHY_NR,
@@ -131,7 +164,7 @@ enum why {
 
 static const char * const why_name[WHY_NR] = {
 	"cfa-expression", "cfa-register", "outermost", "return-address",
-	"rbp-rule",
+	"rbp-rule", "rsp-rule",
 	"signal-frame", "malformed",
 };
 
@@ -145,6 +178,7 @@ struct out_fde {
 	uint64_t	start, end;
 	uint32_t	first, nr;	/* rows */
 	uint8_t		rep;		/* PC-mask block size, 0 if none */
+	bool		signal;		/* a signal frame (version 3) */
 };
 
 static struct row *rows;
@@ -485,8 +519,12 @@ static bool parse_cie(struct cur c, struct cie *cie)
 	return !c.bad && cie->code_align == 1 && cie->ra_reg == DW_RA;
 }
 
-/* The CFI state of the registers the walker needs. */
-enum rule { R_SAME, R_UNDEF, R_OFFSET, R_OTHER };
+/*
+ * The CFI state of the registers the walker needs: unchanged, undefined,
+ * saved at CFA + offset, saved at a register + offset (a one-operation
+ * DWARF expression), or something else.
+ */
+enum rule { R_SAME, R_UNDEF, R_OFFSET, R_AT_REG, R_OTHER };
 
 #define CFA_EXPR	-1	/* by an expression SFrame cannot say */
 #define CFA_PLT		-2	/* by the expression of lazy PLT entries */
@@ -494,10 +532,18 @@ enum rule { R_SAME, R_UNDEF, R_OFFSET, R_OTHER };
 struct state {
 	int		cfa_reg;	/* DWARF register, or CFA_EXPR, CFA_PLT */
 	int64_t		cfa_off;
+	bool		cfa_deref;	/* the CFA is the word at reg + off */
 	int		plt_split;	/* CFA_PLT: where %rsp + 16 starts */
-	enum rule	rule[2];	/* %rbp, return address */
-	int64_t		off[2];
+	enum rule	rule[3];	/* %rbp, return address, %rsp */
+	int64_t		off[3];
+	int		reg[3];		/* R_AT_REG: the base register */
 };
+
+/* Index into struct state's rules of a register the walker needs, or -1. */
+static int rule_index(uint64_t reg)
+{
+	return reg == DW_RBP ? 0 : reg == DW_RA ? 1 : reg == DW_RSP ? 2 : -1;
+}
 
 #define STACK_MAX	16
 
@@ -523,14 +569,36 @@ static bool plt_expression(const uint8_t *e, uint64_t len, int *split)
 	return *split > 0;
 }
 
+/*
+ * A DWARF expression of one register-relative operation, DW_OP_bregN
+ * with its offset, then DW_OP_deref if @deref may be set: the only kind
+ * an SFrame row says (the signal restorer's CFI is made of these).
+ */
+static bool breg_expression(const uint8_t *e, uint64_t len, int *reg,
+			    int64_t *off, bool *deref)
+{
+	struct cur c = { .p = e, .end = e + len };
+
+	if (!len || e[0] < 0x70 || e[0] > 0x8f)
+		return false;
+	*reg = get(&c, 1) - 0x70;
+	*off = sleb(&c);
+	if (deref)
+		*deref = false;
+	if (deref && c.p < c.end && *c.p == 0x06) {	/* DW_OP_deref */
+		get(&c, 1);
+		*deref = true;
+	}
+	return !c.bad && c.p == c.end;
+}
+
 static void set_rule(struct state *s, uint64_t reg, enum rule r, int64_t off)
 {
-	if (reg == DW_RBP) {
-		s->rule[0] = r;
-		s->off[0] = off;
-	} else if (reg == DW_RA) {
-		s->rule[1] = r;
-		s->off[1] = off;
+	int i = rule_index(reg);
+
+	if (i >= 0) {
+		s->rule[i] = r;
+		s->off[i] = off;
 	}
 }
 
@@ -542,6 +610,18 @@ struct runner {
 	const struct cie *cie;
 	bool		bad;
 };
+
+/* DW_CFA_restore: the rule the CIE's instructions left. */
+static void restore_rule(struct runner *r, uint64_t reg)
+{
+	int i = rule_index(reg);
+
+	if (i >= 0) {
+		r->s.rule[i] = r->init.rule[i];
+		r->s.off[i] = r->init.off[i];
+		r->s.reg[i] = r->init.reg[i];
+	}
+}
 
 /*
  * One instruction: returns the new location if it advances (the caller
@@ -560,10 +640,7 @@ static uint64_t step(struct runner *r, struct cur *c, uint8_t fde_enc)
 		set_rule(&r->s, op & 0x3f, R_OFFSET, (int64_t)uleb(c) * da);
 		return loc;
 	case 3:
-		reg = op & 0x3f;
-		if (reg == DW_RBP || reg == DW_RA)
-			set_rule(&r->s, reg, r->init.rule[reg == DW_RA],
-				 r->init.off[reg == DW_RA]);
+		restore_rule(r, op & 0x3f);
 		return loc;
 	}
 	switch (op) {
@@ -582,10 +659,7 @@ static uint64_t step(struct runner *r, struct cur *c, uint8_t fde_enc)
 		set_rule(&r->s, reg, R_OFFSET, (int64_t)uleb(c) * da);
 		break;
 	case 0x06:			/* restore_extended */
-		reg = uleb(c);
-		if (reg == DW_RBP || reg == DW_RA)
-			set_rule(&r->s, reg, r->init.rule[reg == DW_RA],
-				 r->init.off[reg == DW_RA]);
+		restore_rule(r, uleb(c));
 		break;
 	case 0x07:			/* undefined */
 		set_rule(&r->s, uleb(c), R_UNDEF, 0);
@@ -615,22 +689,37 @@ static uint64_t step(struct runner *r, struct cur *c, uint8_t fde_enc)
 	case 0x0c:			/* def_cfa */
 		r->s.cfa_reg = uleb(c);
 		r->s.cfa_off = uleb(c);
+		r->s.cfa_deref = false;
 		break;
 	case 0x0d:			/* def_cfa_register */
 		r->s.cfa_reg = uleb(c);
+		r->s.cfa_deref = false;
 		break;
 	case 0x0e:			/* def_cfa_offset */
 		r->s.cfa_off = uleb(c);
+		/* Only a register-based CFA has an offset to change. */
+		if (r->s.cfa_deref)
+			r->s.cfa_reg = CFA_EXPR;
 		break;
 	case 0x0f: {			/* def_cfa_expression */
 		uint64_t len = uleb(c);
+		int64_t off;
+		bool deref;
+		int breg;
 
 		if (len > (uint64_t)(c->end - c->p)) {
 			r->bad = true;
 			break;
 		}
-		r->s.cfa_reg = plt_expression(c->p, len, &r->s.plt_split) ?
-			       CFA_PLT : CFA_EXPR;
+		if (plt_expression(c->p, len, &r->s.plt_split)) {
+			r->s.cfa_reg = CFA_PLT;
+		} else if (breg_expression(c->p, len, &breg, &off, &deref)) {
+			r->s.cfa_reg = breg;
+			r->s.cfa_off = off;
+			r->s.cfa_deref = deref;
+		} else {
+			r->s.cfa_reg = CFA_EXPR;
+		}
 		c->p += len;
 		c->addr += len;
 		break;
@@ -638,6 +727,8 @@ static uint64_t step(struct runner *r, struct cur *c, uint8_t fde_enc)
 	case 0x10:			/* expression */
 	case 0x16: {			/* val_expression */
 		uint64_t len;
+		int64_t off;
+		int breg, i;
 
 		reg = uleb(c);
 		len = uleb(c);
@@ -645,9 +736,17 @@ static uint64_t step(struct runner *r, struct cur *c, uint8_t fde_enc)
 			r->bad = true;
 			break;
 		}
+		i = rule_index(reg);
+		/* Saved at a register plus an offset: a flexible row says it. */
+		if (op == 0x10 && i >= 0 &&
+		    breg_expression(c->p, len, &breg, &off, NULL)) {
+			set_rule(&r->s, reg, R_AT_REG, off);
+			r->s.reg[i] = breg;
+		} else {
+			set_rule(&r->s, reg, R_OTHER, 0);
+		}
 		c->p += len;
 		c->addr += len;
-		set_rule(&r->s, reg, R_OTHER, 0);
 		break;
 	}
 	case 0x11:			/* offset_extended_sf */
@@ -657,9 +756,12 @@ static uint64_t step(struct runner *r, struct cur *c, uint8_t fde_enc)
 	case 0x12:			/* def_cfa_sf */
 		r->s.cfa_reg = uleb(c);
 		r->s.cfa_off = sleb(c) * da;
+		r->s.cfa_deref = false;
 		break;
 	case 0x13:			/* def_cfa_offset_sf */
 		r->s.cfa_off = sleb(c) * da;
+		if (r->s.cfa_deref)
+			r->s.cfa_reg = CFA_EXPR;
 		break;
 	case 0x14:			/* val_offset */
 		reg = uleb(c);
@@ -685,38 +787,74 @@ static uint64_t step(struct runner *r, struct cur *c, uint8_t fde_enc)
 	return loc;
 }
 
-/* The row the walker needs for state @s, or the reason there is none. */
+static bool fits32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+/*
+ * The row the walker needs for state @s, or the reason there is none.
+ * Version 2 rows say a CFA of %rsp or %rbp plus an offset, the return
+ * address at CFA - 8, %rbp unchanged or at CFA + offset; flexible rows
+ * (version 3) say any register's offset, dereferenced or not, and where
+ * a signal frame's registers were saved.
+ */
 static int to_row(const struct state *s, bool signal, struct row *row)
 {
-	if (signal)
-		return WHY_SIGNAL;
+	bool ra_default = s->rule[1] == R_OFFSET && s->off[1] == -8;
+	int w = -1;
+
+	memset(row, 0, sizeof(*row));
 	if (s->cfa_reg == CFA_EXPR)
-		return WHY_CFA_EXPR;
-	if (s->cfa_reg == CFA_PLT)
-		return WHY_PLT;
-	if (s->cfa_reg != DW_RSP && s->cfa_reg != DW_RBP)
-		return WHY_CFA_REG;
-	if (s->rule[1] == R_UNDEF)
-		return WHY_OUTERMOST;
-	if (s->rule[1] != R_OFFSET || s->off[1] != -8)
-		return WHY_RA;
-	if (s->rule[0] == R_OTHER)
-		return WHY_FP;
-	if (s->cfa_off < INT32_MIN || s->cfa_off > INT32_MAX ||
-	    (s->rule[0] == R_OFFSET &&
-	     (s->off[0] < INT32_MIN || s->off[0] > INT32_MAX)))
-		return WHY_BAD;
-	row->cfa_sp = s->cfa_reg == DW_RSP;
+		w = WHY_CFA_EXPR;
+	else if (s->cfa_reg == CFA_PLT)
+		w = WHY_PLT;
+	else if (s->cfa_reg < 0 || s->cfa_reg >= DW_RA)
+		w = WHY_CFA_REG;
+	else if (s->rule[1] == R_UNDEF)
+		w = WHY_OUTERMOST;
+	else if (!ra_default && !(signal && s->rule[1] == R_AT_REG))
+		w = WHY_RA;
+	else if (s->rule[0] == R_OTHER)
+		w = WHY_FP;
+	/* Unwound, %rsp is the CFA: unchanged, or restored from it. */
+	else if (s->rule[2] != R_SAME && s->rule[2] != R_UNDEF &&
+		 !(s->rule[2] == R_AT_REG && s->cfa_deref &&
+		   s->reg[2] == s->cfa_reg && s->off[2] == s->cfa_off))
+		w = WHY_SP;
+	else if (!fits32(s->cfa_off) || !fits32(s->off[0]) || !fits32(s->off[1]))
+		w = WHY_BAD;
+	if (w >= 0)
+		return signal && w != WHY_BAD ? WHY_SIGNAL : w;
+
+	row->cfa_reg = s->cfa_reg;
 	row->cfa = s->cfa_off;
-	row->fp_saved = s->rule[0] == R_OFFSET;
+	row->fp_saved = s->rule[0] == R_OFFSET || s->rule[0] == R_AT_REG;
 	row->fp = row->fp_saved ? s->off[0] : 0;
+	row->flex = signal || s->cfa_deref || !ra_default ||
+		    s->rule[0] == R_AT_REG ||
+		    (s->cfa_reg != DW_RSP && s->cfa_reg != DW_RBP);
+	if (!row->flex) {
+		row->cfa_sp = s->cfa_reg == DW_RSP;
+		return -1;
+	}
+	row->cfa_deref = s->cfa_deref;
+	if (!ra_default) {
+		row->ra_reg = s->reg[1] + 1;
+		row->ra = s->off[1];
+	}
+	if (s->rule[0] == R_AT_REG)
+		row->fp_reg = s->reg[0] + 1;
 	return -1;
 }
 
 static bool same_row(const struct row *a, const struct row *b)
 {
 	return a->cfa_sp == b->cfa_sp && a->cfa == b->cfa &&
-	       a->fp_saved == b->fp_saved && a->fp == b->fp;
+	       a->fp_saved == b->fp_saved && a->fp == b->fp &&
+	       a->flex == b->flex && a->cfa_reg == b->cfa_reg &&
+	       a->cfa_deref == b->cfa_deref && a->ra_reg == b->ra_reg &&
+	       a->ra == b->ra && a->fp_reg == b->fp_reg;
 }
 
 /* The descriptor being filled, if any: rows go to the last one. */
@@ -788,7 +926,8 @@ static void emit(uint64_t pc, const struct state *s, bool signal,
 		}
 	} else {
 		fdes = grow(fdes, &cap_fdes, nfdes + 1, sizeof(*fdes));
-		fdes[nfdes++] = (struct out_fde){ .start = pc, .first = nrows };
+		fdes[nfdes++] = (struct out_fde){ .start = pc, .first = nrows,
+						  .signal = signal };
 		fde_open = true;
 	}
 	rows = grow(rows, &cap_rows, nrows + 1, sizeof(*rows));
@@ -977,54 +1116,118 @@ static void put(uint8_t **p, uint64_t v, int n)
 	*p += n;
 }
 
-/* The SFrame version 2 section, into a buffer of @*len bytes. */
+/* Does descriptor @f need version 3's flexible rows? */
+static bool fde_flex(const struct out_fde *f)
+{
+	for (uint32_t k = 0; k < f->nr; k++)
+		if (rows[f->first + k].flex)
+			return true;
+	return false;
+}
+
+/*
+ * A row's data words: the CFA's offset, then the saved %rbp's if any; in
+ * a flexible row, (control, offset) pairs for the CFA, the return address
+ * (one zero word where it is at CFA - 8) and %rbp. Returns their number.
+ */
+static int row_words(const struct row *r, bool flex, int64_t w[6])
+{
+	int n = 0;
+
+	if (!flex) {
+		w[n++] = r->cfa;
+		if (r->fp_saved)
+			w[n++] = r->fp;
+		return n;
+	}
+	w[n++] = SFRAME_FLEX_REGNUM(r->cfa_reg) | SFRAME_FLEX_REG |
+		 (r->cfa_deref ? SFRAME_FLEX_DEREF : 0);
+	w[n++] = r->cfa;
+	if (r->ra_reg) {
+		w[n++] = SFRAME_FLEX_REGNUM(r->ra_reg - 1) | SFRAME_FLEX_REG |
+			 SFRAME_FLEX_DEREF;
+		w[n++] = r->ra;
+	} else if (r->fp_saved) {
+		w[n++] = 0;
+	}
+	if (r->fp_saved) {
+		w[n++] = r->fp_reg ? SFRAME_FLEX_REGNUM(r->fp_reg - 1) |
+				     SFRAME_FLEX_REG | SFRAME_FLEX_DEREF :
+				     SFRAME_FLEX_DEREF;
+		w[n++] = r->fp;
+	}
+	return n;
+}
+
+/*
+ * The SFrame section, into a buffer of @*len bytes: version 2, or
+ * version 3 if a descriptor needs flexible rows or marks a signal frame.
+ * Version 3 splits a descriptor in two: an index entry, and attributes
+ * (row count, info bytes, block size) at the head of its rows.
+ */
 static uint8_t *write_sframe(size_t *len)
 {
-	size_t fre_max = 0, fre_len;
+	size_t fre_max = 0, fre_len, fde_size;
 	uint8_t *buf, *p, *fre;
+	bool v3 = false;
 
-	for (size_t i = 0; i < nfdes; i++)
-		fre_max += fdes[i].nr * (4 + 1 + 2 * 4);
-	buf = calloc(1, SFRAME_HDR_SIZE + nfdes * SFRAME_FDE_V2_SIZE + fre_max + 1);
+	for (size_t i = 0; i < nfdes; i++) {
+		fre_max += SFRAME_FDA_V3_SIZE + fdes[i].nr * (4 + 1 + 6 * 4);
+		v3 |= fdes[i].signal || fde_flex(&fdes[i]);
+	}
+	fde_size = v3 ? SFRAME_FDE_V3_SIZE : SFRAME_FDE_V2_SIZE;
+	buf = calloc(1, SFRAME_HDR_SIZE + nfdes * fde_size + fre_max + 1);
 	if (!buf)
 		die("out of memory");
-	fre = buf + SFRAME_HDR_SIZE + nfdes * SFRAME_FDE_V2_SIZE;
+	fre = buf + SFRAME_HDR_SIZE + nfdes * fde_size;
 	p = fre;
 	for (size_t i = 0; i < nfdes; i++) {
 		struct out_fde *f = &fdes[i];
 		uint64_t size = f->end - f->start;
-		uint8_t *d = buf + SFRAME_HDR_SIZE + i * SFRAME_FDE_V2_SIZE;
+		uint8_t *d = buf + SFRAME_HDR_SIZE + i * fde_size;
 		int atype = size <= 0x100 ? SFRAME_FRE_ADDR1 :
 			    size <= 0x10000 ? SFRAME_FRE_ADDR2 : SFRAME_FRE_ADDR4;
+		uint8_t info = atype | (f->rep ? 0x10 : 0) |
+			       (f->signal ? SFRAME_FDE_SIGNAL : 0);
+		bool flex = fde_flex(f);
 		uint32_t fre_off = p - fre;
 
-		if (f->start > INT32_MAX || size > UINT32_MAX)
+		if (f->start > INT32_MAX || size > UINT32_MAX ||
+		    (v3 && f->nr > UINT16_MAX))
 			die("function at %#llx does not fit SFrame's fields",
 			    (unsigned long long)f->start);
+		if (v3) {
+			put(&p, f->nr, 2);
+			put(&p, info, 1);
+			put(&p, flex ? SFRAME_FDE_TYPE_FLEX : 0, 1);
+			put(&p, f->rep, 1);
+		}
 		for (uint32_t k = 0; k < f->nr; k++) {
 			const struct row *r = &rows[f->first + k];
-			int w = width(r->cfa);
-			int n = 1 + r->fp_saved;
+			int64_t words[6];
+			int n = row_words(r, flex, words), w = 0;
 
-			if (r->fp_saved && width(r->fp) > w)
-				w = width(r->fp);
+			for (int j = 0; j < n; j++)
+				if (width(words[j]) > w)
+					w = width(words[j]);
 			put(&p, r->pc - f->start, 1 << atype);
-			put(&p, r->cfa_sp | n << 1 | w << 5, 1);
-			put(&p, (uint32_t)r->cfa, 1 << w);
-			if (r->fp_saved)
-				put(&p, (uint32_t)r->fp, 1 << w);
+			put(&p, (flex ? 0 : r->cfa_sp) | n << 1 | w << 5, 1);
+			for (int j = 0; j < n; j++)
+				put(&p, (uint32_t)words[j], 1 << w);
 		}
-		put(&d, f->start, 4);
+		put(&d, f->start, v3 ? 8 : 4);
 		put(&d, size, 4);
 		put(&d, fre_off, 4);
-		put(&d, f->nr, 4);
-		put(&d, atype | (f->rep ? 0x10 : 0), 1);
-		put(&d, f->rep, 1);
+		if (!v3) {
+			put(&d, f->nr, 4);
+			put(&d, info, 1);
+			put(&d, f->rep, 1);
+		}
 	}
 	fre_len = p - fre;
 	p = buf;
 	put(&p, SFRAME_MAGIC, 2);
-	put(&p, SFRAME_VERSION_2, 1);
+	put(&p, v3 ? SFRAME_VERSION_3 : SFRAME_VERSION_2, 1);
 	put(&p, SFRAME_F_FDE_SORTED, 1);
 	put(&p, SFRAME_ABI_AMD64, 1);
 	put(&p, 0, 1);				/* no fixed FP offset */
@@ -1034,8 +1237,8 @@ static uint8_t *write_sframe(size_t *len)
 	put(&p, nrows, 4);
 	put(&p, fre_len, 4);
 	put(&p, 0, 4);				/* FDEs right after */
-	put(&p, nfdes * SFRAME_FDE_V2_SIZE, 4);
-	*len = SFRAME_HDR_SIZE + nfdes * SFRAME_FDE_V2_SIZE + fre_len;
+	put(&p, nfdes * fde_size, 4);
+	*len = SFRAME_HDR_SIZE + nfdes * fde_size + fre_len;
 	return buf;
 }
 
@@ -1167,6 +1370,8 @@ static int compare(const struct object *o)
 				continue;
 			if (!mine)
 				only_theirs++;
+			else if (mine->flex)
+				continue;	/* said only by version 3 */
 			else if (same_row(mine, &theirs[k]))
 				same++;
 			else if (differ++ < 10)
@@ -1283,7 +1488,7 @@ static int register_object(struct object *o, const char *cache, bool dry,
 		for (int i = 0; i < id && k < (int)sizeof(path) - 3; i++)
 			k += snprintf(path + k, sizeof(path) - k, "%02x",
 				      arg.build_id[i]);
-		snprintf(path + k, sizeof(path) - k, ".sframe");
+		snprintf(path + k, sizeof(path) - k, "-" CACHE_TAG ".sframe");
 		buf = read_cached(path, &len);
 		if (buf)
 			n->cached++;

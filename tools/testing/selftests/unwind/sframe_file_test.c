@@ -156,6 +156,74 @@ static int gap_child(void)
 }
 
 /*
+ * A row the kernel's walk cannot step by: realign_asm keeps its CFA in
+ * %rbx while it aligns the stack, as ld.so's trampolines do, which only
+ * a version 3 table says (cfi2sframe writes one for this program). The
+ * walk has no %rbx beyond the interrupted frame, so it must step that
+ * frame as it steps a gap, by the frame-pointer record realign_outer
+ * left (marked), and go on; it stopped there before.
+ *   realign_child -> realign_outer -> realign_asm -> ut_syscall
+ */
+asm(".text\n"
+	"realign_asm:\n"
+	"	.cfi_startproc\n"
+	"	push %rbx\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset %rbx, -16\n"
+	"	mov %rsp, %rbx\n"
+	"	.cfi_def_cfa_register %rbx\n"
+	"	and $-64, %rsp\n"
+	"	mov %rsi, %rcx\n"
+	"	mov %rdi, %rdx\n"
+	"	mov $" STR(PR_USER_STACK_READ) ", %esi\n"
+	"	mov $" STR(UT_SYS_PRCTL) ", %edi\n"
+	"	call ut_syscall\n"
+	"realign_ra:\n"
+	"	mov %rbx, %rsp\n"
+	"	.cfi_def_cfa_register %rsp\n"
+	"	pop %rbx\n"
+	"	.cfi_def_cfa_offset 8\n"
+	"	.cfi_restore %rbx\n"
+	"	ret\n"
+	"	.cfi_endproc\n");
+
+__attribute__((naked)) static long realign_outer(uint64_t *buf, long size)
+{
+	asm("push %rbp\n"
+	    ".cfi_def_cfa_offset 16\n"
+	    ".cfi_offset %rbp, -16\n"
+	    "mov %rsp, %rbp\n"
+	    ".cfi_def_cfa_register %rbp\n"
+	    "call realign_asm\n"
+	    "pop %rbp\n"
+	    ".cfi_def_cfa %rsp, 8\n"
+	    "ret\n");
+}
+
+/*
+ * The child: read the stack through realign_asm. 0 if its frame is exact
+ * and the walk goes on past it, marked from there; 1 if not.
+ */
+static int realign_child(void)
+{
+	long n = realign_outer(buf, MAX_ENTRIES);
+
+	if (n < 4 || buf[1] != LABEL(realign_ra)) {
+		printf("# child: %ld entries, the second %#llx\n", n,
+		       (unsigned long long)buf[1]);
+		return 1;
+	}
+	for (long i = 2; i < n; i++) {
+		if (!(buf[i] & PR_USER_STACK_GUESSED)) {
+			printf("# child: entry %ld, past realign_asm, unmarked\n",
+			       i);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * The child of given_later: read the stack, tell the parent how it went
  * (chain_child()'s result, one byte on @wfd), wait for the parent's byte
  * on @rfd (a table given meanwhile), and read it again: the exit status
@@ -350,6 +418,19 @@ TEST_F(file, a_gap_is_marked)
 {
 	ASSERT_EQ(0, add(&self->a, sizeof(self->a)));
 	EXPECT_EQ(0, reap_child(spawn("--gap", 0)));
+}
+
+/*
+ * A row the walk cannot use (a CFA off %rbx, in the version 3 table
+ * cfi2sframe wrote for this program) is stepped as a gap, marked.
+ */
+TEST_F(file, a_row_the_walk_cannot_use_is_a_gap)
+{
+	ASSERT_GT(self->len, 2);
+	ASSERT_EQ(3, ((uint8_t *)self->table)[2])
+		TH_LOG("the table is not version 3: no flexible row to test");
+	ASSERT_EQ(0, add(&self->a, sizeof(self->a)));
+	EXPECT_EQ(0, reap_child(spawn("--realign", 0)));
 }
 
 /*
@@ -741,6 +822,8 @@ int main(int argc, char **argv)
 		return chain_child();
 	if (argc == 2 && !strcmp(argv[1], "--gap"))
 		return gap_child();
+	if (argc == 2 && !strcmp(argv[1], "--realign"))
+		return realign_child();
 	if (argc == 4 && !strcmp(argv[1], "--later"))
 		return later_child(atoi(argv[2]), atoi(argv[3]));
 	if (!realpath("/proc/self/exe", self_path)) {
