@@ -33,7 +33,8 @@ those rooted. W samples have a caller edge (callee IP, caller return
 address, compared by address) that no dwarf sample of the run has: a
 frame skipped or made up; not counted are fp,defer's edges from an
 address where every dwarf chain that reaches it ends short of a root
-(dwarf cannot unwind there: no FDE covers it), printed on stderr as
+(dwarf cannot unwind there), or from code no FDE of its object covers
+(read with readelf, where SCRIPT carries dsoff), printed on stderr as
 unverifiable. On stderr, the five commonest places where
 fp,defer stops short of a root dwarf reaches, and its three commonest
 caller edges dwarf never saw (a rare true edge, or a wrong frame), each
@@ -41,7 +42,10 @@ with the whole user chain of its first sample (function+offset). Addresses compa
 process: perf prints dwarf's return addresses minus one, which is added
 back.
 """
+import bisect
 import collections
+import re
+import subprocess
 import sys
 
 KERNEL = "[kernel.kallsyms]"
@@ -93,6 +97,49 @@ def samples(path, comm):
 
 
 FILES = {}
+FDES = {}
+
+
+def fde_ranges(dso):
+    """The (start, end) object addresses the FDEs of DSO's .eh_frame
+    cover, sorted, and its PT_LOAD (offset, size, vaddr) triples: from
+    readelf. None if it cannot be read."""
+    if dso not in FDES:
+        FDES[dso] = None
+        try:
+            frames = subprocess.run(
+                ["readelf", "--debug-dump=frames", dso], capture_output=True,
+                text=True, errors="replace", check=False).stdout
+            heads = subprocess.run(
+                ["readelf", "-lW", dso], capture_output=True, text=True,
+                errors="replace", check=False).stdout
+        except OSError:
+            return None
+        ranges = sorted((int(m.group(1), 16), int(m.group(2), 16))
+                        for m in re.finditer(r"pc=([0-9a-f]+)\.\.([0-9a-f]+)",
+                                             frames))
+        loads = [(int(m.group(1), 16), int(m.group(3), 16), int(m.group(2), 16))
+                 for m in re.finditer(r"^\s*LOAD\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)"
+                                      r"\s+0x[0-9a-f]+\s+0x([0-9a-f]+)",
+                                      heads, re.M)]
+        if ranges and loads:
+            FDES[dso] = (ranges, loads)
+    return FDES[dso]
+
+
+def without_fde(dso, off):
+    """Is the code at file offset OFF of DSO covered by no FDE (so that
+    dwarf cannot unwind from there)? None if that cannot be told."""
+    info = fde_ranges(dso) if off is not None else None
+    if not info:
+        return None
+    ranges, loads = info
+    for p_off, size, vaddr in loads:
+        if p_off <= off < p_off + size:
+            pc = off - p_off + vaddr
+            i = bisect.bisect_right(ranges, (pc, float("inf"))) - 1
+            return i < 0 or not ranges[i][0] <= pc < ranges[i][1]
+    return None
 
 
 def after_call(dso, off):
@@ -188,7 +235,11 @@ def main():
                             user[-1][1].rsplit("/", 1)[-1])] += 1
             bad = [(a, b) for a, b in zip(user[every:], user[every + 1:])
                    if (a[2], b[2]) not in edges]
-            if bad and event == "defer" and all(a[2] in stuck for a, _ in bad):
+            if bad and event == "defer" and all(
+                    a[2] in stuck or without_fde(
+                        a[1], a[5] - (user.index(a) > 0)
+                        if a[5] is not None else None)
+                    for a, _ in bad):
                 a, b = bad[0]
                 unverifiable[(a[0], b[0], b[1].rsplit("/", 1)[-1])] += 1
                 bad = []
