@@ -27,7 +27,6 @@
  */
 #include <linux/unwind_user.h>
 #include <kunit/visibility.h>
-#include <linux/maple_tree.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
@@ -35,51 +34,6 @@
 #include <linux/uaccess.h>
 #include <asm/unwind_user.h>
 #include "format.h"
-
-/*
- * The flags and range of the current task's mapping at @addr (flags 0 and
- * the gap's range if none), for a walk that may take no lock. The tree
- * of mappings is read under RCU, which NMIs may enter. The mapping found
- * is read without its lock: in 6.12 that is safe because a mapping is
- * freed only after a grace period (vm_area_free() goes through call_rcu()
- * with CONFIG_PER_VMA_LOCK). Kernels that instead let the slab reuse a
- * mapping at once (SLAB_TYPESAFE_BY_RCU) may hand out one that is being
- * reused for another range or another mm, so what was read is checked
- * against both after reading it, which costs two loads here. Like the
- * lookups under the mmap lock, the answer holds until the next munmap().
- *
- * Return: false if mappings cannot be looked up without a lock here, or
- * the mapping changed under the lookup.
- */
-static bool unwind_user_vma_nofault(unsigned long addr, vm_flags_t *flags,
-				    unsigned long *start, unsigned long *end)
-{
-#ifdef CONFIG_PER_VMA_LOCK
-	MA_STATE(mas, &current->mm->mm_mt, addr, addr);
-	struct vm_area_struct *vma;
-	bool same = true;
-
-	rcu_read_lock();
-	vma = mas_walk(&mas);
-	*flags = 0;
-	if (vma && !xa_is_zero(vma)) {
-		/* Racy: mprotect() may change them, as after a locked lookup. */
-		*flags = data_race(vma->vm_flags);
-		/* Still this mm's mapping of @addr, now that flags are read. */
-		smp_rmb();
-		same = READ_ONCE(vma->vm_mm) == current->mm &&
-		       READ_ONCE(vma->vm_start) <= addr &&
-		       addr < READ_ONCE(vma->vm_end);
-	}
-	/* The range of the mapping, or of the gap, in the tree. */
-	*start = mas.index;
-	*end = mas.last + 1;
-	rcu_read_unlock();
-	return same && *start <= addr && addr - *start < *end - *start;
-#else
-	return false;
-#endif
-}
 
 /**
  * unwind_user_copy - copy user memory for a walk
@@ -126,7 +80,7 @@ void unwind_user_read_failed(struct unwind_user_state *state,
 
 	if (!state->nofault)
 		return;
-	if (!unwind_user_vma_nofault(addr, &flags, &start, &end) ||
+	if (!vma_flags_under_rcu(current->mm, addr, &flags, &start, &end) ||
 	    (flags & (VM_READ | VM_WRITE | VM_EXEC)))
 		state->blocked = true;
 }
@@ -145,7 +99,7 @@ bool unwind_user_maybe_text(unsigned long addr)
 	unsigned long start, end;
 	vm_flags_t flags;
 
-	return !unwind_user_vma_nofault(addr, &flags, &start, &end) ||
+	return !vma_flags_under_rcu(current->mm, addr, &flags, &start, &end) ||
 	       (flags & VM_EXEC);
 }
 
@@ -186,7 +140,7 @@ static int unwind_user_text(struct unwind_user_state *state,
 	vm_flags_t flags;
 
 	if (state->nofault) {
-		if (!unwind_user_vma_nofault(addr, &flags, start, end))
+		if (!vma_flags_under_rcu(current->mm, addr, &flags, start, end))
 			return -EAGAIN;
 		return !!(flags & VM_EXEC);
 	}

@@ -885,8 +885,10 @@ static void emit(uint64_t pc, const struct state *s, bool signal,
 		return;
 	if (w == WHY_PLT) {
 		/* Its own descriptor: two rows that repeat every 16 bytes. */
-		struct row lo = { .pc = pc, .cfa_sp = 1, .cfa = 8 };
-		struct row hi = { .pc = pc + s->plt_split, .cfa_sp = 1, .cfa = 16 };
+		struct row lo = { .pc = pc, .cfa_sp = 1, .cfa_reg = DW_RSP,
+				  .cfa = 8 };
+		struct row hi = { .pc = pc + s->plt_split, .cfa_sp = 1,
+				  .cfa_reg = DW_RSP, .cfa = 16 };
 
 		close_fde(pc);
 		fdes = grow(fdes, &cap_fdes, nfdes + 1, sizeof(*fdes));
@@ -1353,6 +1355,7 @@ static int compare(const struct object *o)
 				die("%s: SFrame rows past the section", o->path);
 			starts[k] = start + rd(r, asize);
 			theirs[k].cfa_sp = ri & 1;
+			theirs[k].cfa_reg = ri & 1 ? DW_RSP : DW_RBP;
 			theirs[k].cfa = rds(r + asize + 1, w);
 			theirs[k].fp_saved = cnt > 1;
 			theirs[k].fp = cnt > 1 ? rds(r + asize + 1 + w, w) : 0;

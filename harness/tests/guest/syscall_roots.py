@@ -34,7 +34,9 @@ address, compared by address) that no dwarf sample of the run has: a
 frame skipped or made up; not counted are fp,defer's edges from an
 address where every dwarf chain that reaches it ends short of a root
 (dwarf cannot unwind there), or from code no FDE of its object covers
-(read with readelf, where SCRIPT carries dsoff), printed on stderr as
+(read with readelf, where SCRIPT carries dsoff), nor the edges of the
+chain above such a frame, which no dwarf chain of that place can witness,
+printed on stderr as
 unverifiable. On stderr, the five commonest places where
 fp,defer stops short of a root dwarf reaches, and its three commonest
 caller edges dwarf never saw (a rare true edge, or a wrong frame), each
@@ -175,6 +177,17 @@ def after_call(dso, off):
     return False
 
 
+def no_witness(user, stuck):
+    """The index of the first frame of USER from which dwarf cannot
+    unwind (no FDE covers it, or every dwarf chain reaching it ends
+    there): dwarf's chains witness no edge of this one's from there on."""
+    for i, f in enumerate(user):
+        if f[2] in stuck or without_fde(
+                f[1], f[5] - (i > 0) if f[5] is not None else None):
+            return i
+    return len(user)
+
+
 def main():
     args = sys.argv[1:]
     every = args[:1] == ["--all"]
@@ -236,10 +249,7 @@ def main():
             bad = [(a, b) for a, b in zip(user[every:], user[every + 1:])
                    if (a[2], b[2]) not in edges]
             if bad and event == "defer" and all(
-                    a[2] in stuck or without_fde(
-                        a[1], a[5] - (user.index(a) > 0)
-                        if a[5] is not None else None)
-                    for a, _ in bad):
+                    user.index(a) >= no_witness(user, stuck) for a, _ in bad):
                 a, b = bad[0]
                 unverifiable[(a[0], b[0], b[1].rsplit("/", 1)[-1])] += 1
                 bad = []
