@@ -32,7 +32,7 @@
  * state the walker needs as a row.
  *
  * A state SFrame cannot express (a CFA computed by a DWARF expression
- * other than "register plus offset, dereferenced or not"; the return
+ * other than a register plus an offset, dereferenced or not; the return
  * address or %rbp kept in a register or by such an expression; a caller's
  * stack pointer that is not the CFA) is never approximated: the
  * function's descriptor ends before it, and a new one starts after it, so
@@ -55,7 +55,8 @@
  * -c reads the object's own SFrame section (PT_GNU_SFRAME, version 1 or 2,
  * as binutils' gas --gsframe writes it from the same CFI) and compares
  * the two at every byte of every function both describe: an independent
- * check of this interpreter against the assembler's.
+ * check of this interpreter against the assembler's. Flexible rows are
+ * left out of the comparison: the assembler's versions have none.
  */
 #define _GNU_SOURCE	/* nftw() */
 #include <elf.h>
