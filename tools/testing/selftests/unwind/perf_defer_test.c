@@ -38,7 +38,10 @@ struct item {
 	uint32_t	tid;
 	uint64_t	cookie;		/* 0: a sample without deferral */
 	int		user_ips;	/* samples: user addresses present */
-	/* Samples: user part inline, walked by perf (1) or the unwinder (2). */
+	/*
+	 * Samples: user part inline after this many PERF_CONTEXT_USER: one
+	 * if the unwinder walked it, two if perf's walker did (refused).
+	 */
 	int		walker;
 	int		nr;		/* addresses: all, or a sample's user ones */
 	unsigned long	*ips;
@@ -248,7 +251,7 @@ static void ring_parse(struct ring *r)
 				if (ip == PERF_CONTEXT_USER_DEFERRED && i + 1 < nr) {
 					it->cookie = rec[3 + ++i];
 				} else if (ip == PERF_CONTEXT_USER) {
-					/* Two in a row: the unwinder's mark. */
+					/* Two in a row: perf's walk, not the unwinder's. */
 					if (!user)
 						it->walker = 1;
 					else if (!it->user_ips)
@@ -463,8 +466,8 @@ TEST_F(perf_defer, user_mode_inline)
 			nr = rec->nr;
 		} else {
 			inline_user++;
-			/* Walked by the unwinder, and marked so. */
-			EXPECT_EQ(2, it->walker);
+			/* Walked by the unwinder: one PERF_CONTEXT_USER. */
+			EXPECT_EQ(1, it->walker);
 		}
 		/* In the loop: the whole chain (prologue and epilogue aside). */
 		if (nr && ips[0] >= (unsigned long)ut_spin_loop &&
@@ -539,7 +542,7 @@ static int in_touch(int nr, const unsigned long *ips)
 /*
  * A page fault is an entry of its own, mostly sampled once: its first
  * sample carries its user chain, walked in the interrupt by the unwinder
- * (two PERF_CONTEXT_USER), with no cookie; later samples of the same
+ * (one PERF_CONTEXT_USER), with no cookie; later samples of the same
  * fault carry a copy of that walk, kept for the entry. Only faults whose
  * first walk could not be made in the interrupt are deferred. A debug
  * kernel's faults last several sample periods: there, most fault samples
@@ -595,7 +598,7 @@ TEST_F(perf_defer, fault_inline)
 			nr = rec->nr;
 		} else if (in_touch(it->nr, it->ips)) {
 			inline_fault++;
-			EXPECT_EQ(2, it->walker);
+			EXPECT_EQ(1, it->walker);
 		} else {
 			continue;
 		}
@@ -1185,7 +1188,7 @@ TEST_F(perf_defer, sample_after_the_pass)
 			continue;
 		}
 		inline_chains++;
-		EXPECT_EQ(2, it->walker);
+		EXPECT_EQ(1, it->walker);
 		rec = find_record(r, it->tid, last_cookie);
 		ASSERT_TRUE(!!rec);
 		ASSERT_GT(it->user_ips, 0);
@@ -1297,7 +1300,7 @@ TEST_F(perf_defer, fallback_when_refused)
 		 * request made; kernel mode: refused, so perf's walker.
 		 */
 		if (!user_mode_sample(it)) {
-			EXPECT_EQ(1, it->walker);
+			EXPECT_EQ(2, it->walker);
 			perf_walked++;
 		}
 	}
