@@ -7,8 +7,8 @@
 # to a pipe, and each tool reads all four recordings. Both must read every
 # one without error and give every sample the same callchain, and ours must
 # hold each way a user chain comes (deferred, and inline by the unwinder's
-# walk, marked by a second PERF_CONTEXT_USER) so that mainline's reading of
-# each is checked. TAP on stdout.
+# walk, after one PERF_CONTEXT_USER; perf's own walk after a refusal has
+# two) so that mainline's reading of each is checked. TAP on stdout.
 #
 # Mainline's perf is Debian unstable's linux-perf (harness/mainline-perf
 # --setup); without it the stream is skipped. It prints inlined functions
@@ -50,15 +50,15 @@ record() {
 }
 
 # Samples of FILE (as read by our perf report -D) by how their user
-# chain came: "deferred walker perf" (a cookie; inline after a second
-# PERF_CONTEXT_USER; inline after one).
+# chain came: "deferred walker perf" (a cookie; inline after one
+# PERF_CONTEXT_USER, the unwinder's; inline after two, perf's own walk).
 kinds() {
 	"$perf" report -D -i "$1" 2>/dev/null | awk '
 		/PERF_RECORD_SAMPLE/ { flush(); s = 1; users = 0; next }
 		/PERF_RECORD_/ { flush(); next }
 		s && /^\.\.\.\.\. +[0-9]+: fffffffffffffe00$/ { users++ }
 		s && /user part deferred/ { d++; s = 0 }
-		function flush() { if (s && users == 2) w++; else if (s && users == 1) p++; s = 0 }
+		function flush() { if (s && users == 1) w++; else if (s && users == 2) p++; s = 0 }
 		END { flush(); printf "%d %d %d\n", d, w, p }'
 }
 
