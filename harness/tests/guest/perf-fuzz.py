@@ -227,7 +227,9 @@ def m_chain_cookie(st, rnd):
     i, chain = rnd.choice(cands)
     ev = st.events[i]
     nr = struct.unpack_from("<Q", ev, chain)[0]
-    ips = [chain + 8 + 8 * k for k in range(nr) if chain + 16 + 8 * k <= len(ev)]
+    # An earlier mutation may have made nr any number: look only at the
+    # words the event holds.
+    ips = [chain + 8 + 8 * k for k in range(min(nr, (len(ev) - chain - 8) // 8))]
     marks = [o for o in ips if struct.unpack_from("<Q", ev, o)[0] == CONTEXT_USER_DEFERRED]
     what = rnd.choice(["cookie", "marker-last", "marker-anywhere", "nr"])
     if what == "cookie" and marks and marks[-1] + 16 <= len(ev):
