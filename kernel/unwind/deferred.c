@@ -101,6 +101,7 @@
  * walk, the stack is read as it is then.)
  */
 #include <linux/unwind_deferred.h>
+#include <linux/unwind_deferred_hooks.h>
 #include <linux/unwind_user.h>
 #include <linux/debugfs.h>
 #include <linux/fault-inject.h>
