@@ -109,22 +109,6 @@ int unwind_user_entry_stack(u64 cookie, struct unwind_stacktrace *trace,
 /* The kfunc of the BPF client, kernel/bpf/deferred_stack.c. */
 int bpf_unwind_deferred_request(u64 *cookie);
 
-#ifdef CONFIG_UNWIND_USER_REPORT
-/* Self-unwinding by signal, kernel/unwind/report.c. */
-void unwind_report_signal(struct unwind_task_info *info, u64 cookie);
-u64 unwind_entry_cookie(void);
-void unwind_report_task_init(struct unwind_task_info *info);
-bool unwind_report_wanted(void);
-#else
-static inline void unwind_report_signal(struct unwind_task_info *info,
-					u64 cookie) { }
-static inline void unwind_report_task_init(struct unwind_task_info *info) { }
-static inline bool unwind_report_wanted(void)
-{
-	return false;
-}
-#endif
-
 #else /* !CONFIG_UNWIND_USER */
 
 static inline int unwind_deferred_init(struct unwind_work *work,

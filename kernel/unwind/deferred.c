@@ -119,6 +119,7 @@
 #include <asm/local64.h>
 #include <asm/syscall.h>
 #include <asm/tlb.h>
+#include "report.h"
 
 #define UNWIND_QUEUED_MASK	(BIT(UNWIND_MAX_CLIENTS) - 1)
 #define UNWIND_DONE_MASK	(UNWIND_QUEUED_MASK << UNWIND_DONE_SHIFT)
