@@ -13,60 +13,12 @@
  * Each reading gets a walk's whole budget of instructions, 320 as
  * UNWIND_CODE_WALK_INSNS in kernel/unwind/code.c.
  */
-#include <elf.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <linux/unwind_user.h>
 #include <asm/unwind_user.h>
-
-static const unsigned char *image;
-static const Elf64_Phdr *phdrs;
-static unsigned int nphdrs;
-
-/* Copy what the file maps at @addr: its loadable, executable segments. */
-unsigned long code_user_read(void *dst, unsigned long addr, unsigned long n)
-{
-	unsigned int i;
-
-	for (i = 0; i < nphdrs; i++) {
-		const Elf64_Phdr *p = &phdrs[i];
-		unsigned long avail;
-
-		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X) ||
-		    addr < p->p_vaddr || addr >= p->p_vaddr + p->p_filesz)
-			continue;
-		avail = p->p_vaddr + p->p_filesz - addr;
-		if (n > avail)
-			n = avail;
-		memcpy(dst, image + p->p_offset + (addr - p->p_vaddr), n);
-		return n;
-	}
-	return 0;
-}
-
-/* The executable segment holding @addr, as the mapping the reading stays in. */
-static void code_mapping(unsigned long addr, unsigned long *start,
-			 unsigned long *end)
-{
-	unsigned int i;
-
-	*start = *end = 0;
-	for (i = 0; i < nphdrs; i++) {
-		const Elf64_Phdr *p = &phdrs[i];
-
-		if (p->p_type == PT_LOAD && (p->p_flags & PF_X) &&
-		    addr >= p->p_vaddr && addr < p->p_vaddr + p->p_memsz) {
-			*start = p->p_vaddr;
-			*end = p->p_vaddr + p->p_memsz;
-			return;
-		}
-	}
-}
+#include "image.h"
 
 int main(int argc, char **argv)
 {
@@ -75,28 +27,14 @@ int main(int argc, char **argv)
 	struct unwind_user_state state;
 	struct unwind_user_frame frame;
 	unsigned int budget;
-	const Elf64_Ehdr *eh;
 	unsigned long addr, sp;
-	struct stat st;
-	int fd;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: check ELF < \"ADDR SP\" lines\n");
 		return 2;
 	}
-	fd = open(argv[1], O_RDONLY);
-	if (fd < 0 || fstat(fd, &st)) {
-		perror(argv[1]);
+	if (image_load(argv[1]))
 		return 1;
-	}
-	image = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (image == MAP_FAILED) {
-		perror("mmap");
-		return 1;
-	}
-	eh = (const Elf64_Ehdr *)image;
-	phdrs = (const Elf64_Phdr *)(image + eh->e_phoff);
-	nphdrs = eh->e_phnum;
 	while (scanf("%lx %lx", &addr, &sp) == 2) {
 		memset(&state, 0, sizeof(state));
 		state.ip = addr;

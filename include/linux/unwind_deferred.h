@@ -106,104 +106,8 @@ int unwind_user_nofault(struct pt_regs *regs, struct unwind_stacktrace *trace,
 int unwind_user_entry_stack(u64 cookie, struct unwind_stacktrace *trace,
 			    unsigned int max);
 
-/* The kfunc of the BPF client, kernel/bpf/unwind_deferred.c. */
+/* The kfunc of the BPF client, kernel/bpf/deferred_stack.c. */
 int bpf_unwind_deferred_request(u64 *cookie);
-
-/* Hooks of fork, exec, signal delivery, exit and the entry code. */
-void unwind_task_init(struct task_struct *task);
-void unwind_task_free(struct task_struct *task);
-void unwind_deferred_flush(void);
-bool unwind_deferred_seal(void);
-void unwind_deferred_unseal(void);
-void unwind_deferred_task_exit(void);
-void unwind_deferred_open(struct unwind_task_info *info);
-bool unwind_deferred_close(struct unwind_task_info *info);
-void unwind_deferred_run(struct unwind_task_info *info);
-void unwind_deferred_resume(struct unwind_task_info *info, bool to_guest);
-
-#ifdef CONFIG_UNWIND_USER_REPORT
-/* Self-unwinding by signal, kernel/unwind/report.c. */
-void unwind_report_signal(struct unwind_task_info *info, u64 cookie);
-u64 unwind_entry_cookie(void);
-void unwind_report_task_init(struct unwind_task_info *info);
-bool unwind_report_wanted(void);
-#else
-static inline void unwind_report_signal(struct unwind_task_info *info,
-					u64 cookie) { }
-static inline void unwind_report_task_init(struct unwind_task_info *info) { }
-static inline bool unwind_report_wanted(void)
-{
-	return false;
-}
-#endif
-
-/**
- * unwind_deferred_enter_from_user - an interrupt or exception entry begins
- *
- * Called from irqentry_enter_from_user_mode(), with interrupts disabled,
- * inside an instrumentable section. A task whose state is clear, every
- * task that never asked for its stack among them, pays this load and
- * branch and nothing else. Otherwise the last entry left a record, or an
- * NMI (or the exit path's own code) asked for this entry:
- * unwind_deferred_open() sorts them out. System calls need no hook: the
- * entry that leaves a record sets SYSCALL_WORK_UNWIND, and the system
- * call's entry work opens the next entry.
- */
-static __always_inline void unwind_deferred_enter_from_user(void)
-{
-	struct unwind_task_info *info = &current->unwind_info;
-
-	if (unlikely(atomic_long_read(&info->state)))
-		unwind_deferred_open(info);
-}
-
-/**
- * unwind_deferred_syscall_enter - a system call after a recorded entry
- *
- * Called from syscall_trace_enter() when SYSCALL_WORK_UNWIND is set: the
- * last entry left a record, which this entry starts without.
- */
-static inline void unwind_deferred_syscall_enter(void)
-{
-	unwind_deferred_open(&current->unwind_info);
-}
-
-/**
- * unwind_deferred_exit_to_user - the kernel entry ends
- *
- * Called at the end of exit_to_user_mode_loop(), with interrupts disabled,
- * once no work is left. Every entry that changes the task's state also
- * sets TIF_NOTIFY_RESUME, so an exit that runs no work loop has nothing
- * to close, and costs nothing here. Otherwise the entry's record ends and
- * the task is closed until its next entry.
- *
- * Return: true if a request is still to be answered (an NMI slipped one in
- * after the loop's last check); the caller runs the work loop again.
- */
-static __always_inline bool unwind_deferred_exit_to_user(void)
-{
-	struct unwind_task_info *info = &current->unwind_info;
-
-	if (likely(!atomic_long_read(&info->state)))
-		return false;
-	return unwind_deferred_close(info);
-}
-
-/**
- * unwind_deferred_resume_user - answer this entry's requests
- * @regs:	the user registers, or NULL on the way into a guest
- *
- * Called from resume_user_mode_work(), in task context on the way to user
- * space (or into a guest), when TIF_NOTIFY_RESUME was set: requests set it
- * and mark the state PENDING, which unwind_deferred_resume() checks.
- */
-static inline void unwind_deferred_resume_user(struct pt_regs *regs)
-{
-	struct unwind_task_info *info = &current->unwind_info;
-
-	if (unlikely(atomic_long_read(&info->state)))
-		unwind_deferred_resume(info, !regs);
-}
 
 #else /* !CONFIG_UNWIND_USER */
 
@@ -249,17 +153,6 @@ static inline int unwind_user_entry_stack(u64 cookie,
 	trace->nr = 0;
 	return -EOPNOTSUPP;
 }
-
-static inline void unwind_task_init(struct task_struct *task) { }
-static inline void unwind_task_free(struct task_struct *task) { }
-static inline void unwind_deferred_flush(void) { }
-static inline bool unwind_deferred_seal(void) { return false; }
-static inline void unwind_deferred_unseal(void) { }
-static inline void unwind_deferred_task_exit(void) { }
-static inline void unwind_deferred_enter_from_user(void) { }
-static inline void unwind_deferred_syscall_enter(void) { }
-static inline bool unwind_deferred_exit_to_user(void) { return false; }
-static inline void unwind_deferred_resume_user(struct pt_regs *regs) { }
 
 #endif /* CONFIG_UNWIND_USER */
 

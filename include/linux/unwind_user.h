@@ -8,6 +8,9 @@
 #define _LINUX_UNWIND_USER_H
 
 #include <linux/errno.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/uaccess.h>
 #include <linux/unwind_user_types.h>
 
 struct task_struct;
@@ -32,6 +35,74 @@ static inline unsigned long unwind_user_addr(const struct unwind_user_state *sta
 	return state->ws == 4 ? (u32)addr : addr;
 }
 
+/**
+ * unwind_user_copy - copy user memory for a walk
+ * @dst:	the kernel buffer
+ * @src:	the user address
+ * @len:	how many bytes
+ *
+ * A walk that may fault copies with copy_from_user(). One that may not
+ * (page faults disabled: an interrupt's walk, NMI included) takes the
+ * in-atomic copy, which never faults and never consults usercopy fault
+ * injection, whose should_fail() takes locks and is not NMI-safe.
+ *
+ * Context: Any; faults only where page faults are allowed.
+ * Return: the number of bytes not copied.
+ */
+static inline unsigned long unwind_user_copy(void *dst,
+					     const void __user *src,
+					     unsigned long len)
+{
+	if (!pagefault_disabled())
+		return copy_from_user(dst, src, len);
+	if (!access_ok(src, len))
+		return len;
+	return __copy_from_user_inatomic(dst, src, len);
+}
+
+/**
+ * unwind_user_read_failed - a read of user memory by the walk failed
+ * @state:	the walk
+ * @addr:	the user address it could not read
+ *
+ * A walk that may fault failed because nothing readable is there, and
+ * ends as it would anyway. A walk that may not (@state->nofault) may
+ * also have met a page that is mapped but not present, or swapped out:
+ * unless no readable mapping holds @addr, it is blocked.
+ *
+ * Context: Any the walk runs in; no lock, no fault.
+ */
+static inline void unwind_user_read_failed(struct unwind_user_state *state,
+					   unsigned long addr)
+{
+	unsigned long start, end;
+	vm_flags_t flags;
+
+	if (!state->nofault)
+		return;
+	if (!vma_flags_under_rcu(current->mm, addr, &flags, &start, &end) ||
+	    (flags & (VM_READ | VM_WRITE | VM_EXEC)))
+		state->blocked = true;
+}
+
+/**
+ * unwind_user_maybe_text - may @addr be in executable memory?
+ * @addr:	a user address of the current task
+ *
+ * For a walk that may not fault, which takes no lock to look.
+ *
+ * Return: false if no executable mapping holds @addr; true if one does,
+ * or if that cannot be told without a lock.
+ */
+static inline bool unwind_user_maybe_text(unsigned long addr)
+{
+	unsigned long start, end;
+	vm_flags_t flags;
+
+	return !vma_flags_under_rcu(current->mm, addr, &flags, &start, &end) ||
+	       (flags & VM_EXEC);
+}
+
 #ifdef CONFIG_UNWIND_USER
 
 void unwind_user_start(struct unwind_user_state *state, struct pt_regs *regs);
@@ -39,11 +110,6 @@ void unwind_user_start_nofault(struct unwind_user_state *state,
 			       struct pt_regs *regs);
 int unwind_user_walk(struct unwind_user_state *state,
 		     struct unwind_stacktrace *trace, unsigned int max);
-void unwind_user_read_failed(struct unwind_user_state *state,
-			     unsigned long addr);
-unsigned long unwind_user_copy(void *dst, const void __user *src,
-			       unsigned long len);
-bool unwind_user_maybe_text(unsigned long addr);
 
 #else /* !CONFIG_UNWIND_USER */
 
@@ -62,19 +128,12 @@ static inline int unwind_user_walk(struct unwind_user_state *state,
 /* What the walk asks of the SFrame registry (kernel/unwind/sframe_*.c). */
 #ifdef CONFIG_UNWIND_USER_SFRAME
 
-bool unwind_sframe_covers(struct unwind_user_state *state, unsigned long ra);
 bool unwind_sframe_has_tables(void);
 bool unwind_sframe_known_text(unsigned long addr, unsigned long *start,
 			      unsigned long *end);
 void unwind_sframe_task_free(struct task_struct *task);
 
 #else /* !CONFIG_UNWIND_USER_SFRAME */
-
-static inline bool unwind_sframe_covers(struct unwind_user_state *state,
-					unsigned long ra)
-{
-	return false;
-}
 
 static inline bool unwind_sframe_has_tables(void)
 {

@@ -101,6 +101,7 @@
  * walk, the stack is read as it is then.)
  */
 #include <linux/unwind_deferred.h>
+#include <linux/unwind_deferred_hooks.h>
 #include <linux/unwind_user.h>
 #include <linux/debugfs.h>
 #include <linux/fault-inject.h>
@@ -118,6 +119,7 @@
 #include <asm/local64.h>
 #include <asm/syscall.h>
 #include <asm/tlb.h>
+#include "report.h"
 
 #define UNWIND_QUEUED_MASK	(BIT(UNWIND_MAX_CLIENTS) - 1)
 #define UNWIND_DONE_MASK	(UNWIND_QUEUED_MASK << UNWIND_DONE_SHIFT)

@@ -15,6 +15,7 @@
 #ifndef _KERNEL_UNWIND_FORMAT_H
 #define _KERNEL_UNWIND_FORMAT_H
 
+#include <linux/minmax.h>
 #include <linux/unwind_user_types.h>
 
 /**
@@ -37,8 +38,45 @@ enum unwind_user_step {
 	UNWIND_USER_UNKNOWN,
 };
 
-/* Fill in a description's simple form (user.c). */
-void unwind_user_frame_prepare(struct unwind_user_frame *frame);
+/* Is @loc a word saved at an aligned offset from the CFA? */
+static inline bool unwind_user_saved_at_cfa(const struct unwind_user_loc *loc)
+{
+	return loc->rule == UNWIND_USER_RULE_CFA && loc->deref &&
+	       !(loc->off & 7);
+}
+
+/**
+ * unwind_user_frame_prepare - find whether a description has the usual form
+ * @frame:	the description; its simple, lo_off and span are set
+ *
+ * Nearly every frame has it: CFA from SP or FP, return address saved at
+ * the CFA, frame pointer saved near it or unchanged. The walk steps such
+ * frames of a 64-bit task in one user access window, reading one or two
+ * words; others take a slower step that follows any rule. Each format
+ * calls it on the descriptions it makes; inline, so that a format needs
+ * nothing of the walk's file but its header.
+ */
+static inline void unwind_user_frame_prepare(struct unwind_user_frame *frame)
+{
+	bool fp_saved = unwind_user_saved_at_cfa(&frame->fp);
+	s32 lo, hi;
+
+	frame->simple = false;
+	if (frame->cfa.deref ||
+	    (frame->cfa.rule != UNWIND_USER_RULE_SP &&
+	     frame->cfa.rule != UNWIND_USER_RULE_FP) ||
+	    !unwind_user_saved_at_cfa(&frame->ra) ||
+	    (!fp_saved && frame->fp.rule != UNWIND_USER_RULE_SAME))
+		return;
+	lo = fp_saved ? min(frame->ra.off, frame->fp.off) : frame->ra.off;
+	hi = fp_saved ? max(frame->ra.off, frame->fp.off) : frame->ra.off;
+	/* Near each other, as a prologue saves them: one small window. */
+	if ((s64)hi - lo > 256)
+		return;
+	frame->lo_off = lo;
+	frame->span = hi - lo + sizeof(u64);
+	frame->simple = true;
+}
 
 /*
  * Each format implements one function of this form, which
@@ -83,6 +121,12 @@ unwind_sframe_frame(struct unwind_user_state *state, bool topmost,
 		    const struct unwind_user_frame **frame)
 {
 	return UNWIND_USER_UNKNOWN;
+}
+
+static inline bool unwind_sframe_covers(struct unwind_user_state *state,
+					unsigned long ra)
+{
+	return false;
 }
 #endif
 

@@ -49,6 +49,7 @@
 #include <linux/string.h>
 #include <linux/unwind_deferred.h>
 #include <linux/unwind_report.h>
+#include "report.h"
 
 #define CREATE_TRACE_POINTS
 #include <trace/events/unwind_report.h>

@@ -160,41 +160,34 @@ int sframe_find_row_budget(const struct unwind_sframe_sec *sec,
  */
 #define SFRAME_WALK_ROWS_NOFAULT	1024
 
-/* A lookup with the budget of the deepest walk (tests). */
-static inline int sframe_find_row(const struct unwind_sframe_sec *sec,
-				  unsigned long pc,
-				  struct unwind_sframe_row *row)
-{
-	u32 rows = SFRAME_WALK_ROWS_BASE +
-		   SFRAME_WALK_ROWS_PER_FRAME * UNWIND_USER_MAX_DEPTH;
-
-	return sframe_find_row_budget(sec, pc, row, &rows);
-}
-
 int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec,
 		  bool discover);
 
-/* Tables the kernel holds for files (sframe_file.c). */
-struct sframe_file_table;
-
-struct sframe_file_table *sframe_file_get(struct file *file);
-const void *sframe_file_table_data(const struct sframe_file_table *t,
-				   unsigned long *len);
-void sframe_file_release(struct sframe_file_table *t);
-u32 sframe_file_generation(void);
-
-/*
- * Has a table been given for a file since @sec, an object's text found
- * with no table, was recorded? Then its file may have one now: the
- * registry reads it again (sframe_lookup()).
- */
-static inline bool sframe_sec_stale(const struct unwind_sframe_sec *sec)
+/* Does the text of the section the walk holds contain @pc? */
+static __always_inline bool
+sframe_in_sec(const struct unwind_user_state *state, unsigned long pc)
 {
-	return sec->files_seen && sec->files_seen != sframe_file_generation();
+	const struct unwind_sframe_sec *sec = &state->sframe_sec;
+
+	return pc - sec->text_start < sec->text_end - sec->text_start;
 }
 
-int sframe_file_pin(struct mm_struct *mm, struct sframe_file_table *t);
-void sframe_file_unpin_all(struct mm_struct *mm);
+/*
+ * Is the held section's text some the registry found itself (an
+ * executable file mapping, see unwind_sframe_known_text())? Then the
+ * return addresses the walk stores in it need no check after the walk,
+ * which in a deep walk is most of that check's cost.
+ */
+static __always_inline bool
+sframe_sec_known(const struct unwind_user_state *state)
+{
+	const struct unwind_sframe_sec *sec = &state->sframe_sec;
+
+	return !sec->registered && sec->text_end > sec->text_start;
+}
+
+int sframe_walk_lookup(struct unwind_user_state *state, unsigned long pc,
+		       bool discover);
 
 /* A task's copies of its lookups (sframe_cache.c). */
 #define SFRAME_CACHE_SECS	2

@@ -55,6 +55,7 @@
 #include <linux/uaccess.h>
 #include <linux/unwind_sframe.h>
 #include "sframe.h"
+#include "sframe_file.h"
 
 /* All tables together: a distribution's objects need about 80 MiB. */
 #define SFRAME_FILES_MAX_BYTES	(512UL << 20)
@@ -315,6 +316,20 @@ u32 sframe_file_generation(void)
 {
 	/* Pairs with the release in sframe_file_add(): its table is found. */
 	return smp_load_acquire(&sframe_files_gen);
+}
+
+/**
+ * sframe_sec_stale - may a table have come for an object found without one?
+ * @sec:	a registry entry for an object's text that recorded no table
+ *
+ * A table given for a file since @sec was recorded may be its file's: the
+ * registry then reads the mapping again (sframe_lookup()).
+ *
+ * Return: true if @sec must be looked up again.
+ */
+bool sframe_sec_stale(const struct unwind_sframe_sec *sec)
+{
+	return sec->files_seen && sec->files_seen != sframe_file_generation();
 }
 
 /**

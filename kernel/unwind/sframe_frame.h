@@ -21,32 +21,6 @@
 #include <linux/unwind_user_types.h>
 #include "sframe.h"
 
-/* Does the text of the section the walk holds contain @pc? */
-static __always_inline bool
-sframe_in_sec(const struct unwind_user_state *state, unsigned long pc)
-{
-	const struct unwind_sframe_sec *sec = &state->sframe_sec;
-
-	return pc - sec->text_start < sec->text_end - sec->text_start;
-}
-
-/*
- * Is the held section's text some the registry found itself (an
- * executable file mapping, see unwind_sframe_known_text())? Then the
- * return addresses the walk stores in it need no check after the walk,
- * which in a deep walk is most of that check's cost.
- */
-static __always_inline bool
-sframe_sec_known(const struct unwind_user_state *state)
-{
-	const struct unwind_sframe_sec *sec = &state->sframe_sec;
-
-	return !sec->registered && sec->text_end > sec->text_start;
-}
-
-int sframe_walk_lookup(struct unwind_user_state *state, unsigned long pc,
-		       bool discover);
-
 /*
  * Make state->sframe_held the description of the row for @pc. The frames
  * of a recursion share the row of their return address, and the first
@@ -74,6 +48,26 @@ static __always_inline int sframe_walk_row(struct unwind_user_state *state,
 		}
 	}
 	return sframe_walk_lookup(state, pc, discover);
+}
+
+/**
+ * unwind_sframe_covers - does a table describe the code at a return address?
+ * @state:	the walk (its word size)
+ * @ra:		a return address
+ *
+ * Only text the registry knows counts: @ra is a word from the stack that
+ * may be no address at all, and finding out by reading the mapping would
+ * take the mmap lock in every walk that starts in a leaf. The registry
+ * knows the executable and its interpreter from exec, and other objects
+ * once a walk has passed through them.
+ *
+ * Context: Task context, page faults allowed.
+ * Return: true if an SFrame row covers the call before @ra.
+ */
+static __always_inline bool
+unwind_sframe_covers(struct unwind_user_state *state, unsigned long ra)
+{
+	return state->ws == 8 && ra && !sframe_walk_row(state, ra - 1, false);
 }
 
 /**

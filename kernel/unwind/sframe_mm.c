@@ -80,6 +80,7 @@
 #include <linux/unwind_user.h>
 #include <kunit/visibility.h>
 #include "sframe.h"
+#include "sframe_file.h"
 
 #define CREATE_TRACE_POINTS
 #include <trace/events/unwind_sframe.h>

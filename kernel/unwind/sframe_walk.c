@@ -2,8 +2,7 @@
 /*
  * The SFrame format's lookups for the walk: the slow path behind
  * unwind_sframe_frame() (sframe_frame.h), which finds a row in the IP's
- * table (sframe_read.c), and the check of a return address the
- * frame-pointer format asks for a leaf's caller.
+ * table (sframe_read.c).
  *
  * Task context, page faults allowed: tables and stack are user memory; or
  * a walk that may not fault (state->nofault), see sframe_walk_sec().
@@ -12,7 +11,7 @@
 #include <linux/unwind_user.h>
 #include "format.h"
 #include "sframe.h"
-#include "sframe_frame.h"
+#include "sframe_file.h"
 
 /*
  * Make state->sframe_sec the section for @pc: the one the walk holds if
@@ -146,23 +145,4 @@ int sframe_walk_lookup(struct unwind_user_state *state, unsigned long pc,
 	state->sframe_held = &state->sframe_frame;
 	state->sframe_pc = pc;
 	return 0;
-}
-
-/**
- * unwind_sframe_covers - does a table describe the code at a return address?
- * @state:	the walk (its word size)
- * @ra:		a return address
- *
- * Only text the registry knows counts: @ra is a word from the stack that
- * may be no address at all, and finding out by reading the mapping would
- * take the mmap lock in every walk that starts in a leaf. The registry
- * knows the executable and its interpreter from exec, and other objects
- * once a walk has passed through them.
- *
- * Context: Task context, page faults allowed.
- * Return: true if an SFrame row covers the call before @ra.
- */
-bool unwind_sframe_covers(struct unwind_user_state *state, unsigned long ra)
-{
-	return state->ws == 8 && ra && !sframe_walk_row(state, ra - 1, false);
 }

@@ -35,74 +35,6 @@
 #include <asm/unwind_user.h>
 #include "format.h"
 
-/**
- * unwind_user_copy - copy user memory for a walk
- * @dst:	the kernel buffer
- * @src:	the user address
- * @len:	how many bytes
- *
- * A walk that may fault copies with copy_from_user(). One that may not
- * (page faults disabled: an interrupt's walk, NMI included) takes the
- * in-atomic copy, which never faults and never consults usercopy fault
- * injection, whose should_fail() takes locks and is not NMI-safe.
- *
- * Context: Any; faults only where page faults are allowed.
- * Return: the number of bytes not copied.
- */
-unsigned long unwind_user_copy(void *dst, const void __user *src,
-			       unsigned long len)
-{
-	if (!pagefault_disabled())
-		return copy_from_user(dst, src, len);
-	if (!access_ok(src, len))
-		return len;
-	return __copy_from_user_inatomic(dst, src, len);
-}
-EXPORT_SYMBOL_IF_KUNIT(unwind_user_copy);
-
-/**
- * unwind_user_read_failed - a read of user memory by the walk failed
- * @state:	the walk
- * @addr:	the user address it could not read
- *
- * A walk that may fault failed because nothing readable is there, and
- * ends as it would anyway. A walk that may not (@state->nofault) may
- * also have met a page that is mapped but not present, or swapped out:
- * unless no readable mapping holds @addr, it is blocked.
- *
- * Context: Any the walk runs in; no lock, no fault.
- */
-void unwind_user_read_failed(struct unwind_user_state *state,
-			     unsigned long addr)
-{
-	unsigned long start, end;
-	vm_flags_t flags;
-
-	if (!state->nofault)
-		return;
-	if (!vma_flags_under_rcu(current->mm, addr, &flags, &start, &end) ||
-	    (flags & (VM_READ | VM_WRITE | VM_EXEC)))
-		state->blocked = true;
-}
-
-/**
- * unwind_user_maybe_text - may @addr be in executable memory?
- * @addr:	a user address of the current task
- *
- * For a walk that may not fault, which takes no lock to look.
- *
- * Return: false if no executable mapping holds @addr; true if one does,
- * or if that cannot be told without a lock.
- */
-bool unwind_user_maybe_text(unsigned long addr)
-{
-	unsigned long start, end;
-	vm_flags_t flags;
-
-	return !vma_flags_under_rcu(current->mm, addr, &flags, &start, &end) ||
-	       (flags & VM_EXEC);
-}
-
 /* Read one word of the task's size at a user address. */
 static int unwind_user_read_word(struct unwind_user_state *state,
 				 unsigned long addr, unsigned long *val)
@@ -223,45 +155,6 @@ void unwind_user_start_nofault(struct unwind_user_state *state,
 	arch_unwind_user_init(state, regs);
 }
 
-/* Is @loc a word saved at an aligned offset from the CFA? */
-static bool unwind_user_saved_at_cfa(const struct unwind_user_loc *loc)
-{
-	return loc->rule == UNWIND_USER_RULE_CFA && loc->deref &&
-	       !(loc->off & 7);
-}
-
-/**
- * unwind_user_frame_prepare - find whether a description has the usual form
- * @frame:	the description; its simple, lo_off and span are set
- *
- * Nearly every frame has it: CFA from SP or FP, return address saved at
- * the CFA, frame pointer saved near it or unchanged. The walk steps such
- * frames of a 64-bit task in one user access window, reading one or two
- * words; others take a slower step that follows any rule.
- */
-void unwind_user_frame_prepare(struct unwind_user_frame *frame)
-{
-	bool fp_saved = unwind_user_saved_at_cfa(&frame->fp);
-	s32 lo, hi;
-
-	frame->simple = false;
-	if (frame->cfa.deref ||
-	    (frame->cfa.rule != UNWIND_USER_RULE_SP &&
-	     frame->cfa.rule != UNWIND_USER_RULE_FP) ||
-	    !unwind_user_saved_at_cfa(&frame->ra) ||
-	    (!fp_saved && frame->fp.rule != UNWIND_USER_RULE_SAME))
-		return;
-	lo = fp_saved ? min(frame->ra.off, frame->fp.off) : frame->ra.off;
-	hi = fp_saved ? max(frame->ra.off, frame->fp.off) : frame->ra.off;
-	/* Near each other, as a prologue saves them: one small window. */
-	if ((s64)hi - lo > 256)
-		return;
-	frame->lo_off = lo;
-	frame->span = hi - lo + sizeof(u64);
-	frame->simple = true;
-}
-EXPORT_SYMBOL_IF_KUNIT(unwind_user_frame_prepare);
-
 /* The value a rule gives, from the callee's registers and the CFA. */
 static int unwind_user_loc_value(struct unwind_user_state *state,
 				 const struct unwind_user_loc *loc,
@@ -317,7 +210,7 @@ unwind_user_rises(const struct unwind_user_frame *frame, unsigned long cfa,
  * address of 0, or UNWIND_USER_STOP.
  */
 static enum unwind_user_step
-unwind_user_step(struct unwind_user_state *state,
+unwind_user_step_frame(struct unwind_user_state *state,
 		 const struct unwind_user_frame *frame)
 {
 	unsigned long cfa, ra, fp;
@@ -598,7 +491,7 @@ int unwind_user_walk(struct unwind_user_state *state,
 			break;
 		/* One word at a time: compat, rare rules, or guessing. */
 		do {
-			step = unwind_user_step(state, frame);
+			step = unwind_user_step_frame(state, frame);
 			if (step != UNWIND_USER_NEXT)
 				break;
 			trace->entries[trace->nr++] =

@@ -20,6 +20,16 @@
 #include <linux/unwind_user.h>
 #include "../sframe.h"
 
+/* A lookup with the budget of the deepest walk. */
+static int sframe_find_row(const struct unwind_sframe_sec *sec,
+			   unsigned long pc, struct unwind_sframe_row *row)
+{
+	u32 rows = SFRAME_WALK_ROWS_BASE +
+		   SFRAME_WALK_ROWS_PER_FRAME * UNWIND_USER_MAX_DEPTH;
+
+	return sframe_find_row_budget(sec, pc, row, &rows);
+}
+
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
 /*

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Host stand-in for the kernel's uaccess.h: "user memory" is the code of
- * the ELF file check.c loaded (code_user_read()).
+ * the ELF file the check loaded (image.c).
  */
 #ifndef _SHIM_LINUX_UACCESS_H
 #define _SHIM_LINUX_UACCESS_H
@@ -9,7 +9,7 @@
 #include <linux/compiler.h>
 #define __user
 #define TASK_SIZE_MAX	((1UL << 47) - 4096)
-unsigned long code_user_read(void *dst, unsigned long addr, unsigned long n);
+#include "image.h"
 static inline unsigned long copy_from_user(void *dst, const void __user *src,
 					   unsigned long n)
 {
