@@ -211,7 +211,7 @@ unwind_user_rises(const struct unwind_user_frame *frame, unsigned long cfa,
  */
 static enum unwind_user_step
 unwind_user_step_frame(struct unwind_user_state *state,
-		 const struct unwind_user_frame *frame)
+		       const struct unwind_user_frame *frame)
 {
 	unsigned long cfa, ra, fp;
 
