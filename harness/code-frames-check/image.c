@@ -38,7 +38,7 @@ unsigned long code_user_read(void *dst, unsigned long addr, unsigned long n)
 
 /* The executable segment holding @addr, as the mapping the reading stays in. */
 void code_mapping(unsigned long addr, unsigned long *start,
-			 unsigned long *end)
+		  unsigned long *end)
 {
 	unsigned int i;
 
