@@ -9,9 +9,6 @@
 
 #include <linux/types.h>
 
-/* Recent cookies a thread may report its own frames for. */
-#define UNWIND_REPORT_WINDOW	4
-
 /**
  * struct unwind_task_info - deferred unwinding state of one task
  * @state:	requests, deliveries and the entry's phase; see the table in
@@ -37,15 +34,9 @@
  * @sframe_cache: copies of the SFrame registry entries this task's walks
  *		met last (kernel/unwind/sframe_mm.c); allocated by its first
  *		lookup, used and changed by the task itself only
- * @report_cookies: the last cookies signalled to this thread for it to
- *		report its own frames (kernel/unwind/report.c), 0 once
- *		reported; used by the thread itself only
- * @report_next: the slot of @report_cookies the next cookie takes
- * @report_sent: jiffies (with bit 0 set) when the last signal was sent
- *		and not reported yet, 0 if none
- * @report_sig: the signal it was sent with
- * @report_quiet: cookie of the last entry that reported: it asks for no
- *		report itself
+ * @features:	what the features built on the core keep for this task
+ *		(kernel/unwind/feature.h), NULL until one needs it; used by
+ *		the task itself only
  * @code_cache: frames this task's walks read from their code
  *		(kernel/unwind/code.c); allocated by its first reading, used
  *		and changed by the task itself only
@@ -67,15 +58,9 @@ struct unwind_task_info {
 	unsigned int		cache_guessed;
 	u64			cache_cookie;
 	bool			guess;
+	struct unwind_task_features *features;
 #ifdef CONFIG_UNWIND_USER_SFRAME
 	struct unwind_sframe_cache *sframe_cache;
-#endif
-#ifdef CONFIG_UNWIND_USER_REPORT
-	u64			report_cookies[UNWIND_REPORT_WINDOW];
-	unsigned int		report_next;
-	unsigned long		report_sent;
-	int			report_sig;
-	u64			report_quiet;
 #endif
 #ifdef CONFIG_UNWIND_USER_CODE_FRAMES
 	struct unwind_code_cache *code_cache;

@@ -119,7 +119,7 @@
 #include <asm/local64.h>
 #include <asm/syscall.h>
 #include <asm/tlb.h>
-#include "report.h"
+#include "feature.h"
 
 #define UNWIND_QUEUED_MASK	(BIT(UNWIND_MAX_CLIENTS) - 1)
 #define UNWIND_DONE_MASK	(UNWIND_QUEUED_MASK << UNWIND_DONE_SHIFT)
@@ -140,6 +140,24 @@ static DEFINE_MUTEX(unwind_clients_lock);
 static LIST_HEAD(unwind_clients);
 static unsigned long unwind_bits_used;
 DEFINE_STATIC_SRCU(unwind_srcu);
+
+/*
+ * Features of kernel/unwind told of every pass (feature.h). They register
+ * at boot, under unwind_clients_lock, and are never removed: the list is
+ * read without a lock, from any context.
+ */
+static LIST_HEAD(unwind_pass_listeners);
+
+/* Does a feature need the current task's stacks taken by the pass? */
+static bool unwind_pass_wanted(void)
+{
+	struct unwind_pass_listener *listener;
+
+	list_for_each_entry_lockless(listener, &unwind_pass_listeners, list)
+		if (listener->wants_pass && listener->wants_pass())
+			return true;
+	return false;
+}
 
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 /*
@@ -353,6 +371,7 @@ void unwind_deferred_run(struct unwind_task_info *info)
 {
 	struct unwind_stacktrace trace;
 	unsigned long old, new, take;
+	struct unwind_pass_listener *listener;
 	struct unwind_work *work;
 	u64 cookie = 0;
 	bool walked;
@@ -394,9 +413,11 @@ retry:
 		}
 	}
 	srcu_read_unlock(&unwind_srcu, idx);
-	/* And the runtime's own frames, if the process asked for them. */
+	/* Then the features that follow the passes (feature.h). */
 	if (take)
-		unwind_report_signal(info, cookie);
+		list_for_each_entry_lockless(listener, &unwind_pass_listeners,
+					     list)
+			listener->after_pass(cookie);
 }
 
 /**
@@ -684,7 +705,7 @@ int unwind_user_nofault(struct pt_regs *regs, struct unwind_stacktrace *trace,
 	if (unwind_refuses_task(current) || (current->flags & PF_EXITING))
 		return -EPERM;
 	/* Under a switch of page tables, user addresses are not the task's. */
-	if (!nmi_uaccess_okay() || unwind_report_wanted())
+	if (!nmi_uaccess_okay() || unwind_pass_wanted())
 		return -EAGAIN;
 	if (kernel) {
 		regs = task_pt_regs(current);
@@ -781,7 +802,6 @@ int unwind_user_entry_stack(u64 cookie, struct unwind_stacktrace *trace,
 }
 EXPORT_SYMBOL_GPL(unwind_user_entry_stack);
 
-#ifdef CONFIG_UNWIND_USER_REPORT
 /**
  * unwind_entry_cookie - the cookie of the current kernel entry
  *
@@ -801,7 +821,6 @@ u64 unwind_entry_cookie(void)
 		return 0;
 	return READ_ONCE(info->cookie);
 }
-#endif
 
 /**
  * unwind_deferred_close - end the entry on the way to user space
@@ -981,7 +1000,7 @@ void unwind_task_init(struct task_struct *task)
 #ifdef CONFIG_UNWIND_USER_CODE_FRAMES
 	info->code_cache = NULL;
 #endif
-	unwind_report_task_init(info);
+	info->features = NULL;
 	/* info->guess is the parent's: children guess if it did. */
 }
 
@@ -992,8 +1011,22 @@ void unwind_task_init(struct task_struct *task)
 void unwind_task_free(struct task_struct *task)
 {
 	kfree(task->unwind_info.cache);
+	kfree(task->unwind_info.features);
 	unwind_sframe_task_free(task);
 	unwind_code_task_free(task);
+}
+
+/**
+ * unwind_pass_listen - tell a feature of every pass from now on
+ * @listener:	the feature's listener, registered for good
+ *
+ * Context: Boot, from an initcall.
+ */
+void __init unwind_pass_listen(struct unwind_pass_listener *listener)
+{
+	mutex_lock(&unwind_clients_lock);
+	list_add_tail_rcu(&listener->list, &unwind_pass_listeners);
+	mutex_unlock(&unwind_clients_lock);
 }
 
 /**

@@ -19,8 +19,8 @@
  * bare tracepoint unwind_user_report_tp (BPF), for tools to stitch to
  * every sample that carries the cookie.
  *
- * Rules, per thread (in struct unwind_task_info, used by the thread itself
- * only, in task context, so without a lock):
+ * Rules, per thread (in struct unwind_report_task, kernel/unwind/feature.h,
+ * used by the thread itself only, in task context, so without a lock):
  *  - at most one signal per kernel entry;
  *  - none while the last one is still pending (blocked, or not delivered
  *    yet), and none for UNWIND_REPORT_WAIT after it was sent unless its
@@ -49,7 +49,7 @@
 #include <linux/string.h>
 #include <linux/unwind_deferred.h>
 #include <linux/unwind_report.h>
-#include "report.h"
+#include "feature.h"
 
 #define CREATE_TRACE_POINTS
 #include <trace/events/unwind_report.h>
@@ -110,39 +110,39 @@ static int unwind_report_set_signal(unsigned long sig, unsigned long arg3,
 	return ret;
 }
 
-/**
- * unwind_report_signal - ask the current thread to unwind itself
- * @info:	its deferred unwinding state
- * @cookie:	the entry whose requests were just answered
- *
- * Called by the pass that answers deferred requests, after the clients'
- * callbacks. Does nothing unless the process opted in.
- *
- * Context: Task context of the current thread, on its way to user space.
+/*
+ * The core's pass answered the current thread's requests for the entry
+ * @cookie (struct unwind_pass_listener::after_pass): ask the thread to
+ * unwind itself, if its process opted in.
  */
-void unwind_report_signal(struct unwind_task_info *info, u64 cookie)
+static void unwind_report_after_pass(u64 cookie)
 {
 	struct sighand_struct *sighand = unwind_report_sighand();
 	struct task_struct *task = current;
 	int sig = READ_ONCE(task->signal->unwind_signal);
+	struct unwind_task_features *features;
+	struct unwind_report_task *rt;
 	struct kernel_siginfo si;
 	bool sent = false;
 	unsigned int last;
 
 	if (!sig || !cookie || (task->flags & PF_EXITING) || task->in_execve)
 		return;
+	/* The thread's first signal allocates its state: without it, none. */
+	features = unwind_task_features(true);
+	if (!features)
+		return;
+	rt = &features->report;
 	/*
 	 * A report's own entry asks for none: a tracer that samples the
 	 * report event would otherwise keep the handler running for ever.
 	 */
-	if (cookie == info->report_quiet)
+	if (cookie == rt->quiet)
 		return;
-	last = (info->report_next + UNWIND_REPORT_WINDOW - 1) %
-	       UNWIND_REPORT_WINDOW;
-	if (info->report_cookies[last] == cookie)
+	last = (rt->next + UNWIND_REPORT_WINDOW - 1) % UNWIND_REPORT_WINDOW;
+	if (rt->cookies[last] == cookie)
 		return;
-	if (info->report_sent &&
-	    time_before(jiffies, info->report_sent + UNWIND_REPORT_WAIT))
+	if (rt->sent && time_before(jiffies, rt->sent + UNWIND_REPORT_WAIT))
 		return;
 
 	clear_siginfo(&si);
@@ -160,16 +160,17 @@ void unwind_report_signal(struct unwind_task_info *info, u64 cookie)
 	if (!sent)
 		return;
 
-	info->report_cookies[info->report_next] = cookie;
-	info->report_next = (info->report_next + 1) % UNWIND_REPORT_WINDOW;
-	info->report_sent = jiffies | 1;
-	info->report_sig = sig;
+	rt->cookies[rt->next] = cookie;
+	rt->next = (rt->next + 1) % UNWIND_REPORT_WINDOW;
+	rt->sent = jiffies | 1;
+	rt->sig = sig;
 }
 
 static int unwind_report_frames(unsigned long cookie, unsigned long buf,
 				unsigned long nr, unsigned long flags)
 {
-	struct unwind_task_info *info = &current->unwind_info;
+	struct unwind_task_features *features = unwind_task_features(false);
+	struct unwind_report_task *rt;
 	u64 *entries = NULL;
 	unsigned int i;
 
@@ -177,8 +178,12 @@ static int unwind_report_frames(unsigned long cookie, unsigned long buf,
 		return -EINVAL;
 	if (nr > PR_USER_STACK_REPORT_MAX)
 		return -E2BIG;
+	/* A thread never signalled has no state, and no cookie to report. */
+	if (!features)
+		return -ENOENT;
+	rt = &features->report;
 	for (i = 0; i < UNWIND_REPORT_WINDOW; i++)
-		if (info->report_cookies[i] == cookie)
+		if (rt->cookies[i] == cookie)
 			break;
 	if (i == UNWIND_REPORT_WINDOW)
 		return -ENOENT;
@@ -189,9 +194,9 @@ static int unwind_report_frames(unsigned long cookie, unsigned long buf,
 			return PTR_ERR(entries);
 	}
 	/* Once per cookie; the next signal need not wait any more. */
-	info->report_cookies[i] = 0;
-	info->report_sent = 0;
-	info->report_quiet = unwind_entry_cookie();
+	rt->cookies[i] = 0;
+	rt->sent = 0;
+	rt->quiet = unwind_entry_cookie();
 	trace_unwind_user_report(cookie, flags, entries, nr);
 	if (trace_unwind_user_report_tp_enabled()) {
 		/* The kernel is 64-bit: an entry is an unsigned long. */
@@ -232,29 +237,13 @@ int unwind_report_prctl(int option, unsigned long arg2, unsigned long arg3,
 	return -EINVAL;
 }
 
-/**
- * unwind_report_task_init - a new thread has no signalled cookies
- * @info:	its deferred unwinding state, a copy of its parent's
+/*
+ * Did the current process opt in (struct unwind_pass_listener::wants_pass)?
+ * Its stacks must then be taken by the pass, whose answer signals the
+ * runtime with the cookie its report is made for. A racy read, as
+ * unwind_report_after_pass() makes first.
  */
-void unwind_report_task_init(struct unwind_task_info *info)
-{
-	memset(info->report_cookies, 0, sizeof(info->report_cookies));
-	info->report_next = 0;
-	info->report_sent = 0;
-	info->report_sig = 0;
-	info->report_quiet = 0;
-}
-
-/**
- * unwind_report_wanted - did the current process opt in to reports?
- *
- * Its stacks must then be taken by deferred requests, whose answer
- * signals the runtime with the cookie its report is made for.
- *
- * Context: Any; a racy read, as unwind_report_signal() makes first.
- * Return: true if the process has a signal for reports.
- */
-bool unwind_report_wanted(void)
+static bool unwind_report_wants_pass(void)
 {
 	return READ_ONCE(current->signal->unwind_signal) != 0;
 }
@@ -275,13 +264,27 @@ bool unwind_report_wanted(void)
 void unwind_report_exec(void)
 {
 	struct sighand_struct *sighand = unwind_report_sighand();
-	struct unwind_task_info *info = &current->unwind_info;
-	int bare = info->report_sent ? info->report_sig : 0;
+	struct unwind_task_features *features = unwind_task_features(false);
+	struct unwind_report_task *rt = features ? &features->report : NULL;
+	int bare = rt && rt->sent ? rt->sig : 0;
 
 	spin_lock_irq(&sighand->siglock);
 	WRITE_ONCE(current->signal->unwind_signal, 0);
 	flush_sigqueue_code(current, SI_UNWIND, bare);
 	recalc_sigpending();
 	spin_unlock_irq(&sighand->siglock);
-	unwind_report_task_init(info);
+	if (rt)
+		memset(rt, 0, sizeof(*rt));
 }
+
+static struct unwind_pass_listener unwind_report_listener = {
+	.after_pass	= unwind_report_after_pass,
+	.wants_pass	= unwind_report_wants_pass,
+};
+
+static int __init unwind_report_init(void)
+{
+	unwind_pass_listen(&unwind_report_listener);
+	return 0;
+}
+core_initcall(unwind_report_init);
