@@ -31,15 +31,8 @@
  * @guess:	the task asked for guessed frames where the walk stops early
  *		(prctl(PR_SET_USER_STACK_GUESS)); changed only by the task
  *		itself, inherited at fork, kept across exec
- * @sframe_cache: copies of the SFrame registry entries this task's walks
- *		met last (kernel/unwind/sframe_mm.c); allocated by its first
- *		lookup, used and changed by the task itself only
  * @features:	what the features built on the core keep for this task
- *		(kernel/unwind/feature.h), NULL until one needs it; used by
- *		the task itself only
- * @code_cache: frames this task's walks read from their code
- *		(kernel/unwind/code.c); allocated by its first reading, used
- *		and changed by the task itself only
+ *		(kernel/unwind/feature.h), NULL until one needs it
  */
 struct unwind_task_info {
 	/*
@@ -59,12 +52,6 @@ struct unwind_task_info {
 	u64			cache_cookie;
 	bool			guess;
 	struct unwind_task_features *features;
-#ifdef CONFIG_UNWIND_USER_SFRAME
-	struct unwind_sframe_cache *sframe_cache;
-#endif
-#ifdef CONFIG_UNWIND_USER_CODE_FRAMES
-	struct unwind_code_cache *code_cache;
-#endif
 };
 
 #endif /* _LINUX_UNWIND_DEFERRED_TYPES_H */

@@ -131,7 +131,6 @@ static inline int unwind_user_walk(struct unwind_user_state *state,
 bool unwind_sframe_has_tables(void);
 bool unwind_sframe_known_text(unsigned long addr, unsigned long *start,
 			      unsigned long *end);
-void unwind_sframe_task_free(struct task_struct *task);
 
 #else /* !CONFIG_UNWIND_USER_SFRAME */
 
@@ -146,8 +145,6 @@ static inline bool unwind_sframe_known_text(unsigned long addr,
 {
 	return false;
 }
-
-static inline void unwind_sframe_task_free(struct task_struct *task) { }
 
 #endif /* CONFIG_UNWIND_USER_SFRAME */
 
@@ -174,12 +171,5 @@ static inline int unwind_user_guess_prctl(int option, unsigned long arg2,
 }
 
 #endif /* CONFIG_UNWIND_USER_GUESS */
-
-/* Frames read from their code (kernel/unwind/code.c). */
-#ifdef CONFIG_UNWIND_USER_CODE_FRAMES
-void unwind_code_task_free(struct task_struct *task);
-#else
-static inline void unwind_code_task_free(struct task_struct *task) { }
-#endif
 
 #endif /* _LINUX_UNWIND_USER_H */

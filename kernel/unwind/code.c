@@ -75,6 +75,7 @@
 #include <linux/slab.h>
 #include <linux/unwind_user.h>
 #include <asm/unwind_user.h>
+#include "feature.h"
 #include "format.h"
 
 /* Frames one walk reads from their code, at most. */
@@ -151,18 +152,15 @@ struct unwind_code_cache {
 	struct unwind_code_copy copies[1 << UNWIND_CODE_CACHE_BITS];
 };
 
-/**
- * unwind_code_task_free - free a task's copies of frames read
- * @task:	the task being freed
- */
-void unwind_code_task_free(struct task_struct *task)
+/* A task that is being freed frees its copies (struct unwind_feature). */
+static void unwind_code_task_free(struct unwind_task_features *features)
 {
-	struct unwind_code_cache *cache = task->unwind_info.code_cache;
+	struct unwind_code_cache *cache = features->code_cache;
 
 	if (cache)
 		kfree(cache->scratch);
 	kfree(cache);
-	task->unwind_info.code_cache = NULL;
+	features->code_cache = NULL;
 }
 
 /*
@@ -171,8 +169,12 @@ void unwind_code_task_free(struct task_struct *task)
  */
 static struct unwind_code_cache *unwind_code_cache(void)
 {
-	struct unwind_code_cache *cache = current->unwind_info.code_cache;
+	struct unwind_task_features *features = unwind_task_features(true);
+	struct unwind_code_cache *cache;
 
+	if (!features)
+		return NULL;
+	cache = features->code_cache;
 	if (!cache) {
 		cache = kzalloc(sizeof(*cache), GFP_KERNEL_ACCOUNT |
 						__GFP_NOWARN);
@@ -184,7 +186,7 @@ static struct unwind_code_cache *unwind_code_cache(void)
 			kfree(cache);
 			return NULL;
 		}
-		current->unwind_info.code_cache = cache;
+		features->code_cache = cache;
 	}
 	return cache;
 }
@@ -519,3 +521,14 @@ enum unwind_user_step unwind_code_frame(struct unwind_user_state *state,
 	unwind_code_mark(state);
 	return unwind_code_by_fp(state, framep);
 }
+
+static struct unwind_feature unwind_code_feature = {
+	.task_free	= unwind_code_task_free,
+};
+
+static int __init unwind_code_init(void)
+{
+	unwind_feature_register(&unwind_code_feature);
+	return 0;
+}
+core_initcall(unwind_code_init);

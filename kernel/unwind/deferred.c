@@ -142,19 +142,19 @@ static unsigned long unwind_bits_used;
 DEFINE_STATIC_SRCU(unwind_srcu);
 
 /*
- * Features of kernel/unwind told of every pass (feature.h). They register
- * at boot, under unwind_clients_lock, and are never removed: the list is
- * read without a lock, from any context.
+ * The features built on the core (feature.h). They register at boot,
+ * under unwind_clients_lock, and are never removed: the list is read
+ * without a lock, from any context.
  */
-static LIST_HEAD(unwind_pass_listeners);
+static LIST_HEAD(unwind_features);
 
 /* Does a feature need the current task's stacks taken by the pass? */
 static bool unwind_pass_wanted(void)
 {
-	struct unwind_pass_listener *listener;
+	struct unwind_feature *feature;
 
-	list_for_each_entry_lockless(listener, &unwind_pass_listeners, list)
-		if (listener->wants_pass && listener->wants_pass())
+	list_for_each_entry_lockless(feature, &unwind_features, list)
+		if (feature->wants_pass && feature->wants_pass())
 			return true;
 	return false;
 }
@@ -371,7 +371,7 @@ void unwind_deferred_run(struct unwind_task_info *info)
 {
 	struct unwind_stacktrace trace;
 	unsigned long old, new, take;
-	struct unwind_pass_listener *listener;
+	struct unwind_feature *feature;
 	struct unwind_work *work;
 	u64 cookie = 0;
 	bool walked;
@@ -413,11 +413,11 @@ retry:
 		}
 	}
 	srcu_read_unlock(&unwind_srcu, idx);
-	/* Then the features that follow the passes (feature.h). */
+	/* Then the features that follow the passes. */
 	if (take)
-		list_for_each_entry_lockless(listener, &unwind_pass_listeners,
-					     list)
-			listener->after_pass(cookie);
+		list_for_each_entry_lockless(feature, &unwind_features, list)
+			if (feature->after_pass)
+				feature->after_pass(cookie);
 }
 
 /**
@@ -994,12 +994,6 @@ void unwind_task_init(struct task_struct *task)
 	info->cache_nr = 0;
 	info->cache_guessed = 0;
 	info->cache_cookie = 0;
-#ifdef CONFIG_UNWIND_USER_SFRAME
-	info->sframe_cache = NULL;
-#endif
-#ifdef CONFIG_UNWIND_USER_CODE_FRAMES
-	info->code_cache = NULL;
-#endif
 	info->features = NULL;
 	/* info->guess is the parent's: children guess if it did. */
 }
@@ -1010,22 +1004,28 @@ void unwind_task_init(struct task_struct *task)
  */
 void unwind_task_free(struct task_struct *task)
 {
+	struct unwind_task_features *features = task->unwind_info.features;
+	struct unwind_feature *feature;
+
 	kfree(task->unwind_info.cache);
-	kfree(task->unwind_info.features);
-	unwind_sframe_task_free(task);
-	unwind_code_task_free(task);
+	if (!features)
+		return;
+	list_for_each_entry_lockless(feature, &unwind_features, list)
+		if (feature->task_free)
+			feature->task_free(features);
+	kfree(features);
 }
 
 /**
- * unwind_pass_listen - tell a feature of every pass from now on
- * @listener:	the feature's listener, registered for good
+ * unwind_feature_register - add a feature built on the core
+ * @feature:	the feature, registered for good
  *
  * Context: Boot, from an initcall.
  */
-void __init unwind_pass_listen(struct unwind_pass_listener *listener)
+void __init unwind_feature_register(struct unwind_feature *feature)
 {
 	mutex_lock(&unwind_clients_lock);
-	list_add_tail_rcu(&listener->list, &unwind_pass_listeners);
+	list_add_tail_rcu(&feature->list, &unwind_features);
 	mutex_unlock(&unwind_clients_lock);
 }
 

@@ -112,7 +112,7 @@ static int unwind_report_set_signal(unsigned long sig, unsigned long arg3,
 
 /*
  * The core's pass answered the current thread's requests for the entry
- * @cookie (struct unwind_pass_listener::after_pass): ask the thread to
+ * @cookie (struct unwind_feature::after_pass): ask the thread to
  * unwind itself, if its process opted in.
  */
 static void unwind_report_after_pass(u64 cookie)
@@ -238,7 +238,7 @@ int unwind_report_prctl(int option, unsigned long arg2, unsigned long arg3,
 }
 
 /*
- * Did the current process opt in (struct unwind_pass_listener::wants_pass)?
+ * Did the current process opt in (struct unwind_feature::wants_pass)?
  * Its stacks must then be taken by the pass, whose answer signals the
  * runtime with the cookie its report is made for. A racy read, as
  * unwind_report_after_pass() makes first.
@@ -277,14 +277,14 @@ void unwind_report_exec(void)
 		memset(rt, 0, sizeof(*rt));
 }
 
-static struct unwind_pass_listener unwind_report_listener = {
+static struct unwind_feature unwind_report_feature = {
 	.after_pass	= unwind_report_after_pass,
 	.wants_pass	= unwind_report_wants_pass,
 };
 
 static int __init unwind_report_init(void)
 {
-	unwind_pass_listen(&unwind_report_listener);
+	unwind_feature_register(&unwind_report_feature);
 	return 0;
 }
 core_initcall(unwind_report_init);

@@ -21,6 +21,7 @@
 #include <linux/types.h>
 #include <linux/unwind_user.h>
 #include <linux/unwind_user_types.h>
+#include "feature.h"
 
 #define SFRAME_MAGIC			0xdee2
 
@@ -226,13 +227,21 @@ void sframe_row_keep(const struct unwind_sframe_sec *sec, unsigned long pc,
 		     const struct unwind_user_frame *frame);
 
 #ifdef CONFIG_UNWIND_USER_SFRAME
+/* The current task's copies, NULL if it has none yet (feature.h). */
+static inline struct unwind_sframe_cache *sframe_cache_current(void)
+{
+	struct unwind_task_features *features = unwind_task_features(false);
+
+	return features ? READ_ONCE(features->sframe_cache) : NULL;
+}
+
 /*
  * The current task's copies if they are still valid; no allocation and no
  * emptying here, the lookups that fill them do that.
  */
 static inline struct unwind_sframe_cache *sframe_cache_valid(void)
 {
-	struct unwind_sframe_cache *cache = current->unwind_info.sframe_cache;
+	struct unwind_sframe_cache *cache = sframe_cache_current();
 	struct mm_struct *mm = current->mm;
 
 	if (!cache || !mm)

@@ -57,17 +57,21 @@ static void sframe_cache_empty(struct unwind_sframe_cache *cache, u64 gen)
  */
 static struct unwind_sframe_cache *sframe_cache_get(struct mm_struct *mm)
 {
-	struct unwind_sframe_cache *cache = current->unwind_info.sframe_cache;
+	struct unwind_sframe_cache *cache = sframe_cache_current();
+	struct unwind_task_features *features;
 	u64 gen = sframe_gen_now(mm);
 
 	if (!cache) {
 		/* Walks that may not fault are blocked before getting here. */
 		if (WARN_ON_ONCE(pagefault_disabled()))
 			return NULL;
+		features = unwind_task_features(true);
+		if (!features)
+			return NULL;
 		cache = kzalloc(sizeof(*cache), GFP_KERNEL);
 		if (!cache)
 			return NULL;
-		current->unwind_info.sframe_cache = cache;
+		WRITE_ONCE(features->sframe_cache, cache);
 	}
 	if (cache->gen != gen)
 		sframe_cache_empty(cache, gen);
@@ -155,13 +159,10 @@ void sframe_row_keep(const struct unwind_sframe_sec *sec, unsigned long pc,
 }
 EXPORT_SYMBOL_IF_KUNIT(sframe_row_keep);
 
-/**
- * unwind_sframe_task_free - free a task's copies
- * @task:	the task being freed
- */
-void unwind_sframe_task_free(struct task_struct *task)
+/* A task that is being freed frees its copies (struct unwind_feature). */
+static void sframe_cache_task_free(struct unwind_task_features *features)
 {
-	struct unwind_sframe_cache *cache = task->unwind_info.sframe_cache;
+	struct unwind_sframe_cache *cache = features->sframe_cache;
 
 	if (cache)
 		kfree(cache->rows);
@@ -198,3 +199,14 @@ bool unwind_sframe_known_text(unsigned long addr, unsigned long *start,
 	*end = sec->text_end;
 	return true;
 }
+
+static struct unwind_feature sframe_cache_feature = {
+	.task_free	= sframe_cache_task_free,
+};
+
+static int __init sframe_cache_init(void)
+{
+	unwind_feature_register(&sframe_cache_feature);
+	return 0;
+}
+core_initcall(sframe_cache_init);

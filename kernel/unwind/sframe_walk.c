@@ -43,7 +43,7 @@ static int sframe_walk_sec(struct unwind_user_state *state, unsigned long pc,
 	} else if (!state->nofault && !state->no_files) {
 		sframe_lookup(pc, sec, discover);
 	} else if (state->nofault &&
-		   (stale || !current->unwind_info.sframe_cache)) {
+		   (stale || !sframe_cache_current())) {
 		state->blocked = true;
 	} else {
 		sframe_lookup(pc, sec, false);
