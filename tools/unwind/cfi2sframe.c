@@ -58,11 +58,9 @@
  * check of this interpreter against the assembler's. Flexible rows are
  * left out of the comparison: the assembler's versions have none.
  */
-#define _GNU_SOURCE	/* nftw() */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -70,25 +68,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cfi2sframe.h"
-
-/* The kernel's interface for tables by file (<linux/prctl.h> of the series). */
-#ifndef PR_SFRAME_FILE_ADD
-#define PR_SFRAME_FILE_ADD	0x5346462b
-#define PR_SFRAME_FILE_REMOVE	0x5346462d
-#endif
-struct sframe_file_arg {		/* struct prctl_sframe_file */
-	int32_t		fd;
-	uint32_t	build_id_size;
-	uint64_t	table;
-	uint64_t	table_size;
-	uint8_t		build_id[20];
-	uint32_t	flags;
-};
+#include "convert.h"
 
 #ifndef PT_GNU_SFRAME
 #define PT_GNU_SFRAME		0x6474e554
@@ -111,12 +94,6 @@ struct sframe_file_arg {		/* struct prctl_sframe_file */
 #define SFRAME_FLEX_REG		0x1
 #define SFRAME_FLEX_DEREF	0x2
 #define SFRAME_FLEX_REGNUM(r)	((r) << 3)
-/*
- * Cached tables are named by build ID and this tag: a change to what the
- * tables say changes it, so a cache filled by an older converter is not
- * given to the kernel.
- */
-#define CACHE_TAG		"v3"
 #define SFRAME_FRE_ADDR1	0
 #define SFRAME_FRE_ADDR2	1
 #define SFRAME_FRE_ADDR4	2
@@ -149,29 +126,10 @@ struct row {
 	int32_t		ra;
 };
 
-/* What a row could not say, by kind: the -s columns. */
-enum why {
-	WHY_CFA_EXPR,		/* CFA by expression: PLT stubs, realignment */
-	WHY_CFA_REG,		/* CFA based on a register but %rsp and %rbp */
-	WHY_OUTERMOST,		/* no return address: the stack's root */
-	WHY_RA,			/* return address not at CFA - 8 */
-	WHY_FP,			/* %rbp kept in a register or by expression */
-	WHY_SP,			/* the caller's %rsp is not the CFA */
-	WHY_SIGNAL,		/* signal frame: registers in a ucontext */
-	WHY_BAD,		/* an opcode or encoding this reader refuses */
-	WHY_NR,
-	WHY_PLT = WHY_NR,	/* not a reason: said by PC-mask rows */
-};
-
 static const char * const why_name[WHY_NR] = {
 	"cfa-expression", "cfa-register", "outermost", "return-address",
 	"rbp-rule", "rsp-rule",
 	"signal-frame", "malformed",
-};
-
-struct stats {
-	unsigned long	fdes, exact, partial, none;
-	unsigned long	rows, why[WHY_NR];
 };
 
 /* The table being built: descriptors and their rows. */
@@ -188,7 +146,7 @@ static struct out_fde *fdes;
 static size_t nfdes, cap_fdes;
 bool quiet, verbose;
 
-static void die(const char *fmt, ...)
+void die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -211,21 +169,7 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
 	return p;
 }
 
-/* The object, mapped whole, and what is known of its layout. */
-struct object {
-	const char	*path;
-	int		fd;		/* kept open for -R and -U */
-	const uint8_t	*image;
-	size_t		size;
-	const Elf64_Ehdr *eh;
-	const Elf64_Phdr *ph;
-	const Elf64_Shdr *sh;
-	const uint8_t	*eh_frame;	/* in the image */
-	size_t		eh_frame_len;
-	uint64_t	eh_frame_addr;
-};
-
-static int open_object(struct object *o, const char *path)
+int open_object(struct object *o, const char *path)
 {
 	struct stat st;
 	void *map;
@@ -285,7 +229,7 @@ static int open_object(struct object *o, const char *path)
  * The object's NT_GNU_BUILD_ID, from its PT_NOTE segments, into @id (20
  * bytes at most): its size, or -ENOENT.
  */
-static int build_id(const struct object *o, uint8_t id[20])
+int build_id(const struct object *o, uint8_t id[20])
 {
 	for (int i = 0; i < o->eh->e_phnum; i++) {
 		const Elf64_Phdr *p = &o->ph[i];
@@ -314,7 +258,7 @@ static int build_id(const struct object *o, uint8_t id[20])
 	return -ENOENT;
 }
 
-static int print_build_id(const struct object *o)
+int print_build_id(const struct object *o)
 {
 	uint8_t id[20];
 	int n = build_id(o, id);
@@ -327,7 +271,7 @@ static int print_build_id(const struct object *o)
 }
 
 /* Has the object an SFrame section of its own (PT_GNU_SFRAME)? */
-static bool has_own_sframe(const struct object *o)
+bool has_own_sframe(const struct object *o)
 {
 	for (int i = 0; i < o->eh->e_phnum; i++)
 		if (o->ph[i].p_type == PT_GNU_SFRAME)
@@ -335,7 +279,7 @@ static bool has_own_sframe(const struct object *o)
 	return false;
 }
 
-static void close_object(struct object *o)
+void close_object(struct object *o)
 {
 	if (o->image)
 		munmap((void *)o->image, o->size);
@@ -1041,7 +985,7 @@ static bool fde_cie(const struct object *o, const uint8_t *body,
 }
 
 /* Walk .eh_frame: CIEs as FDEs name them, FDEs in their order. */
-static int convert(const struct object *o, struct stats *st)
+int convert(const struct object *o, struct stats *st)
 {
 	const uint8_t *p = o->eh_frame, *end = p + o->eh_frame_len;
 
@@ -1086,8 +1030,9 @@ static int cmp_fde(const void *a, const void *b)
 }
 
 /* Sort the descriptors; drop any that overlaps the one before it. */
-static void finish(struct stats *st)
+void finish(struct stats *st)
 {
+	fde_open = false;
 	size_t n = 0;
 
 	qsort(fdes, nfdes, sizeof(*fdes), cmp_fde);
@@ -1168,7 +1113,7 @@ static int row_words(const struct row *r, bool flex, int64_t w[6])
  * Version 3 splits a descriptor in two: an index entry, and attributes
  * (row count, info bytes, block size) at the head of its rows.
  */
-static uint8_t *write_sframe(size_t *len)
+uint8_t *write_sframe(size_t *len)
 {
 	size_t fre_max = 0, fre_len, fde_size;
 	uint8_t *buf, *p, *fre;
@@ -1292,7 +1237,7 @@ static int64_t rds(const uint8_t *p, int n)
  * -c: the object's own SFrame (PT_GNU_SFRAME, version 1 or 2) against
  * ours, at every byte of every function both describe.
  */
-static int compare(const struct object *o)
+int compare(const struct object *o)
 {
 	unsigned long same = 0, differ = 0, only_theirs = 0, pcmask = 0;
 	const Elf64_Phdr *sf = NULL;
@@ -1396,7 +1341,7 @@ static int compare(const struct object *o)
 	return differ ? 1 : 0;
 }
 
-static void reset(void)
+void reset(void)
 {
 	nrows = 0;
 	nfdes = 0;
@@ -1404,7 +1349,7 @@ static void reset(void)
 	plt_open = false;
 }
 
-static void fprint_stats(FILE *f, const char *path, const struct stats *st)
+void fprint_stats(FILE *f, const char *path, const struct stats *st)
 {
 	fprintf(f, "%s: fdes=%lu exact=%lu partial=%lu none=%lu rows=%lu",
 		path, st->fdes, st->exact, st->partial, st->none, st->rows);
@@ -1414,383 +1359,8 @@ static void fprint_stats(FILE *f, const char *path, const struct stats *st)
 	fputc('\n', f);
 }
 
-static void print_stats(const char *path, const struct stats *st)
+void print_stats(const char *path, const struct stats *st)
 {
 	fprint_stats(stdout, path, st);
 }
 
-/* What -R did, object by object. */
-struct reg_count {
-	unsigned long	given, cached, own, none, no_id, failed;
-	unsigned long long bytes;	/* of the tables given */
-};
-
-/* Read a whole cached table; NULL if there is none. */
-static uint8_t *read_cached(const char *path, size_t *len)
-{
-	struct stat st;
-	uint8_t *buf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return NULL;
-	buf = fstat(fd, &st) || !st.st_size || st.st_size > (256L << 20) ?
-	      NULL : malloc(st.st_size);
-	if (buf && read(fd, buf, st.st_size) != st.st_size) {
-		free(buf);
-		buf = NULL;
-	}
-	close(fd);
-	*len = buf ? st.st_size : 0;
-	return buf;
-}
-
-/* Write a table to the cache: whole or not at all (rename). */
-static void write_cached(const char *path, const uint8_t *buf, size_t len)
-{
-	char tmp[4096 + 16];
-	int fd;
-
-	snprintf(tmp, sizeof(tmp), "%s.%d", path, getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return;
-	if (write(fd, buf, len) != (ssize_t)len || close(fd) ||
-	    rename(tmp, path))
-		unlink(tmp);
-}
-
-/*
- * Give the kernel the table of one object: from the cache if it holds
- * the object's build ID, else converted (and cached). @dry: cache only.
- */
-static int register_object(struct object *o, const char *cache, bool dry,
-			   struct reg_count *n)
-{
-	struct sframe_file_arg arg = { .fd = o->fd };
-	char path[4096];
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	int id, err;
-
-	if (has_own_sframe(o)) {
-		n->own++;
-		return 0;
-	}
-	id = build_id(o, arg.build_id);
-	if (id <= 0) {
-		/* The kernel keys a table by file and checks it by build ID. */
-		if (!quiet)
-			fprintf(stderr, "cfi2sframe: %s: no build ID\n", o->path);
-		n->no_id++;
-		return 0;
-	}
-	arg.build_id_size = id;
-	if (cache) {
-		int k = snprintf(path, sizeof(path), "%s/", cache);
-
-		for (int i = 0; i < id && k < (int)sizeof(path) - 3; i++)
-			k += snprintf(path + k, sizeof(path) - k, "%02x",
-				      arg.build_id[i]);
-		snprintf(path + k, sizeof(path) - k, "-" CACHE_TAG ".sframe");
-		buf = read_cached(path, &len);
-		if (buf)
-			n->cached++;
-	}
-	if (!buf) {
-		struct stats st = { 0 };
-
-		err = convert(o, &st);
-		if (err == -ENOENT) {
-			n->none++;
-			reset();
-			return 0;
-		}
-		if (err) {
-			fprintf(stderr, "cfi2sframe: %s: malformed .eh_frame\n",
-				o->path);
-			n->failed++;
-			reset();
-			return 1;
-		}
-		fde_open = false;
-		finish(&st);
-		buf = write_sframe(&len);
-		reset();
-		if (cache)
-			write_cached(path, buf, len);
-	}
-	arg.table = (uintptr_t)buf;
-	arg.table_size = len;
-	err = dry ? 0 : prctl(PR_SFRAME_FILE_ADD, &arg, sizeof(arg), 0, 0);
-	free(buf);
-	if (err) {
-		fprintf(stderr, "cfi2sframe: %s: the kernel refused the table: %s\n",
-			o->path, strerror(errno));
-		n->failed++;
-		return 1;
-	}
-	n->given++;
-	n->bytes += len;
-	if (verbose)
-		fprintf(stderr, "cfi2sframe: %s: table given (%zu bytes)\n",
-			o->path, len);
-	return 0;
-}
-
-/* What register_all() is doing, for the directory walk's callback. */
-static struct {
-	struct reg_count n;
-	const char	*cache;
-	bool		remove;
-	bool		dry;		/* -n: convert and cache only */
-	int		ret;
-} reg_run;
-
-/* -R or -U on one file. */
-static void register_path(const char *path)
-{
-	struct object o;
-	int err = open_object(&o, path);
-
-	if (err) {
-		/* Directories' other files: scripts, data. */
-		if (!quiet || err != -ENOEXEC)
-			fprintf(stderr, "cfi2sframe: %s: %s\n", path,
-				err == -ENOEXEC ? "not a linked x86-64 ELF object" :
-				strerror(-err));
-		if (err != -ENOEXEC) {
-			reg_run.n.failed++;
-			reg_run.ret = 1;
-		}
-	} else if (reg_run.remove) {
-		if (prctl(PR_SFRAME_FILE_REMOVE, o.fd, 0, 0, 0)) {
-			if (errno != ENOENT || !quiet)
-				fprintf(stderr, "cfi2sframe: %s: %s\n", path,
-					strerror(errno));
-			if (errno != ENOENT) {
-				reg_run.n.failed++;
-				reg_run.ret = 1;
-			}
-		} else {
-			reg_run.n.given++;
-		}
-	} else {
-		reg_run.ret |= register_object(&o, reg_run.cache, reg_run.dry, &reg_run.n);
-	}
-	close_object(&o);
-}
-
-/*
- * A directory's regular files. Symbolic links are not followed: a
- * library's names link to one file, which is given once, by its own name.
- */
-static int register_walked(const char *path, const struct stat *st, int type,
-			   struct FTW *ftw)
-{
-	(void)ftw;
-	if (type == FTW_F && S_ISREG(st->st_mode) && st->st_size > 0)
-		register_path(path);
-	else if (type == FTW_DNR)
-		fprintf(stderr, "cfi2sframe: %s: cannot read the directory\n", path);
-	return 0;
-}
-
-int cfi2sframe_give(const char *path, const char *name, const char *cache,
-		    dev_t dev, ino_t ino)
-{
-	struct object o;
-	struct stat st;
-	int err = open_object(&o, path);
-
-	o.path = name;
-
-	if (err == -ENOEXEC) {
-		/* A mapping of no ELF object we read: nothing to give. */
-		return 0;
-	} else if (err) {
-		close_object(&o);
-		return err;
-	}
-	if (fstat(o.fd, &st) || st.st_dev != dev || st.st_ino != ino) {
-		close_object(&o);
-		return -ESTALE;
-	}
-	reg_run.cache = cache;
-	err = register_object(&o, cache, false, &reg_run.n);
-	close_object(&o);
-	return err;
-}
-
-void cfi2sframe_summary(bool remove)
-{
-	if (remove) {
-		printf("cfi2sframe: %lu tables taken back, %lu failed\n",
-		       reg_run.n.given, reg_run.n.failed);
-		return;
-	}
-	printf("cfi2sframe: %lu tables %s (%lu from the cache), ",
-	       reg_run.n.given, reg_run.dry ? "cached" : "given", reg_run.n.cached);
-	printf("%lu objects with their own, %lu without .eh_frame, ",
-	       reg_run.n.own, reg_run.n.none);
-	printf("%lu without a build ID, %lu failed; %llu bytes of tables\n",
-	       reg_run.n.no_id, reg_run.n.failed, reg_run.n.bytes);
-}
-
-/* -R and -U: give or take back the tables of @paths. */
-static int register_all(char **paths, int count, const char *cache,
-			bool remove)
-{
-	struct stat st;
-
-	reg_run.cache = cache;
-	reg_run.remove = remove;
-	if (cache && mkdir(cache, 0755) && errno != EEXIST)
-		die("cannot make %s: %s", cache, strerror(errno));
-	for (int i = 0; i < count; i++) {
-		if (!stat(paths[i], &st) && S_ISDIR(st.st_mode))
-			nftw(paths[i], register_walked, 32, FTW_PHYS);
-		else
-			register_path(paths[i]);
-	}
-	cfi2sframe_summary(remove);
-	return reg_run.ret;
-}
-
-static void help_and_exit(void)
-{
-	fputs("usage: cfi2sframe [-q] [-o OUT] ELF\n"
-	      "       cfi2sframe -s [-v] ELF...\n"
-	      "       cfi2sframe -c ELF\n"
-	      "       cfi2sframe -B ELF\n"
-	      "       cfi2sframe -R [-q] [-v] [-n] [-C DIR] PATH...\n"
-	      "       cfi2sframe -U [-q] PATH...\n"
-	      "       cfi2sframe -W [-q] [-v] [-C DIR]\n", stderr);
-	exit(2);
-}
-
-int main(int argc, char **argv)
-{
-	const char *out = NULL, *cache = NULL;
-	bool stats = false, cmp = false, want_id = false, reg = false;
-	bool unreg = false, reg_dry = false, watch = false;
-	struct stats total = { 0 };
-	int opt, ret = 0;
-
-	while ((opt = getopt(argc, argv, "qvno:scBRUWC:")) != -1) {
-		switch (opt) {
-		case 'W':
-			watch = true;
-			break;
-		case 'n':
-			reg_dry = true;
-			break;
-		case 'R':
-			reg = true;
-			break;
-		case 'U':
-			unreg = true;
-			break;
-		case 'C':
-			cache = optarg;
-			break;
-		case 'B':
-			want_id = true;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 's':
-			stats = true;
-			break;
-		case 'c':
-			cmp = true;
-			break;
-		default:
-			help_and_exit();
-		}
-	}
-	if (watch) {
-		if (optind < argc || stats || cmp || want_id || out || reg ||
-		    unreg || reg_dry)
-			help_and_exit();
-		return watch_run(cache);
-	}
-	if (optind >= argc || (stats + cmp + want_id + !!out + reg + unreg) > 1 ||
-	    (cache && !reg) || (reg_dry && !cache))
-		help_and_exit();
-	reg_run.dry = reg_dry;
-	if (reg || unreg)
-		return register_all(argv + optind, argc - optind, cache, unreg);
-	if (!stats && argc - optind != 1)
-		help_and_exit();
-	if (want_id) {
-		struct object o;
-		int err = open_object(&o, argv[optind]);
-
-		if (!err)
-			err = print_build_id(&o);
-		if (err)
-			fprintf(stderr, "cfi2sframe: %s: %s\n", argv[optind],
-				err == -ENOENT ? "no build ID" : strerror(-err));
-		close_object(&o);
-		return err ? 1 : 0;
-	}
-	for (int i = optind; i < argc; i++) {
-		struct stats st = { 0 };
-		struct object o;
-		int err = open_object(&o, argv[i]);
-
-		if (!err)
-			err = convert(&o, &st);
-		if (err) {
-			if (!stats || !quiet)
-				fprintf(stderr, "cfi2sframe: %s: %s\n", argv[i],
-					err == -ENOENT ? "no .eh_frame section" :
-					err == -ENOEXEC ? "not a linked x86-64 ELF object" :
-					err == -EINVAL ? "malformed .eh_frame" :
-					strerror(-err));
-			close_object(&o);
-			reset();
-			ret = ret ? ret : 1;
-			continue;
-		}
-		fde_open = false;
-		finish(&st);
-		if (stats) {
-			if (!quiet)
-				print_stats(argv[i], &st);
-			total.fdes += st.fdes;
-			total.exact += st.exact;
-			total.partial += st.partial;
-			total.none += st.none;
-			total.rows += st.rows;
-			for (int w = 0; w < WHY_NR; w++)
-				total.why[w] += st.why[w];
-		} else if (cmp) {
-			ret = compare(&o);
-		} else {
-			size_t len;
-			uint8_t *buf = write_sframe(&len);
-			FILE *f = out ? fopen(out, "wb") : stdout;
-
-			if (!f || fwrite(buf, 1, len, f) != len ||
-			    (out && fclose(f)))
-				die("cannot write %s", out ? out : "the table");
-			free(buf);
-			if (!quiet)
-				fprint_stats(stderr, argv[i], &st);
-		}
-		close_object(&o);
-		reset();
-	}
-	if (stats && argc - optind > 1)
-		print_stats("total", &total);
-	return ret;
-}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What cfi2sframe.c (conversion, and giving tables to the kernel) offers
- * the watcher of objects walks meet without a table (watch.c, -W).
+ * What give.c (giving tables to the kernel) and watch.c (giving them to
+ * the objects walks meet without one, -W) offer the command line
+ * (main.c) and each other.
  */
 #ifndef CFI2SFRAME_H
 #define CFI2SFRAME_H
@@ -9,7 +10,13 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-extern bool quiet, verbose;
+/*
+ * -R, or -U if @remove: the files of @paths, and those under the
+ * directories among them; @dry (-n): convert and cache only. The exit
+ * status: 0, or 1 if an object failed.
+ */
+int register_all(char **paths, int count, const char *cache,
+		 bool remove, bool dry);
 
 /*
  * Give the kernel the table of the ELF file at @path, named @name in

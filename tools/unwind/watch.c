@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "cfi2sframe.h"
+#include "convert.h"
 
 #define WATCH_MAX_FILES	65536
 #define WATCH_EVENT	"events/unwind_sframe/unwind_sframe_missing/enable"
