@@ -50,7 +50,7 @@ struct object {
 };
 
 /* Print "cfi2sframe: ", the message and a newline to stderr; exit(2). */
-void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void die(const char *fmt, ...);
 
 /* Map the ELF object at @path; 0, or a negative errno (-ENOEXEC: not one). */
 int open_object(struct object *o, const char *path);

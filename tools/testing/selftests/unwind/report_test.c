@@ -356,8 +356,9 @@ static void *report_foreign(void *arg)
 TEST(refused_reports)
 {
 	uint64_t frames[PR_USER_STACK_REPORT_MAX + 1] = { 0 };
-	int sig = SIGRTMIN + 1;
+	int status, sig = SIGRTMIN + 1;
 	pthread_t t;
+	pid_t pid;
 	uint64_t c;
 
 	if (!ut_available())
@@ -379,6 +380,14 @@ TEST(refused_reports)
 	ASSERT_EQ(0, pthread_create(&t, NULL, report_foreign, NULL));
 	pthread_join(t, NULL);
 	ASSERT_EQ(-ENOENT, thread_ret);
+	/* Nor can a child of fork(): it starts with no cookie at all. */
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(report(c, NULL, 0, 0) == -ENOENT ? 0 : 1);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
 	/* Still acceptable after all that, once. */
 	ASSERT_EQ(0, report(c, frames, PR_USER_STACK_REPORT_MAX,
 			    PR_USER_STACK_REPORT_OPAQUE));
