@@ -16,6 +16,13 @@
  *   nmi-request-D   a write whose self-NMI makes a deferred request: the
  *                   request, then the walk and the pass at the return
  *   nmi-perf-D      a write whose self-NMI runs perf_callchain_user()
+ *   nmi-nofault-D   a write whose self-NMI runs unwind_user_nofault() on
+ *                   the writer's user registers: the walk an interrupt of
+ *                   user mode makes at once, with no process opted in to
+ *                   reports by signal since boot
+ *   nmi-nofault-asked-D  the same after one process opted in and out
+ *                   (PR_USER_STACK_SIGNAL): from then on the walk asks
+ *                   the features whether the task wants the deferred pass
  *   codeframe-short  prctl(PR_USER_STACK_READ) through 16 frames of the
  *                   probe's own code, each a frame record whose way out
  *                   is one instruction: frames read from their code,
@@ -42,6 +49,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +62,7 @@
 #define BENCH_OPS 500
 #define CODEFRAME_OPS 20
 #define PR_USER_STACK_READ 0x55535452
+#define PR_USER_STACK_SIGNAL 0x55535347
 
 /*
  * codeframe_short(buf, size) and codeframe_hostile(buf, size): 16 frames,
@@ -125,17 +134,31 @@ static void bench_ops(int n)
 	}
 }
 
-/* unwind_bench keeps its samples until read: empty it, outside the marks. */
+/*
+ * unwind_bench keeps its samples until read: empty it, outside the marks.
+ * A walk in the NMI that gave no frame measured nothing: stop there.
+ */
 static void bench_drain(void)
 {
-	char buf[65536];
-	int fd = open(BENCH_FILE, O_RDONLY);
+	static char buf[1 << 20];
+	char mode[32], *line;
+	size_t have = 0;
+	ssize_t n;
+	int ret, fd = open(BENCH_FILE, O_RDONLY);
 
 	if (fd < 0)
 		return;
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
+	while ((n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0)
+		have += n;
 	close(fd);
+	buf[have] = '\0';
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		if (sscanf(line, "%31s %d", mode, &ret) == 2 &&
+		    !strcmp(mode, "nmi-nofault") && ret <= 0) {
+			fprintf(stderr, "nmi-nofault: no walk (%d)\n", ret);
+			exit(1);
+		}
+	}
 }
 
 static void phase(const char *name, void (*ops)(int), int n)
@@ -209,15 +232,15 @@ static void codeframe_ops(int n)
 struct bench_run {
 	int rounds;
 	int depth;
+	const char * const *cmds;
+	size_t ncmds;
+	const char *suffix;
 };
 
 /* Frames of its own, so that the walks below see @depth of them. */
 __attribute__((noinline)) static void at_depth(int left, struct bench_run *r)
 {
-	static const char * const cmds[] = {
-		"walk", "nmi-none", "nmi-request", "nmi-perf"
-	};
-	char name[32];
+	char name[48];
 
 	if (left > 0) {
 		at_depth(left - 1, r);
@@ -225,17 +248,55 @@ __attribute__((noinline)) static void at_depth(int left, struct bench_run *r)
 		return;
 	}
 	for (int i = 0; i < r->rounds; i++) {
-		for (size_t c = 0; c < ARRAY_SIZE(cmds); c++) {
-			bench_cmd = cmds[c];
-			snprintf(name, sizeof(name), "%s-%d", cmds[c], r->depth);
+		for (size_t c = 0; c < r->ncmds; c++) {
+			bench_cmd = r->cmds[c];
+			snprintf(name, sizeof(name), "%s%s-%d", r->cmds[c],
+				 r->suffix, r->depth);
 			phase(name, bench_ops, BENCH_OPS);
 			bench_drain();
 		}
 	}
 }
 
+/* Each command at 8 and 64 frames. */
+static void bench_depths(int rounds, const char * const *cmds, size_t ncmds,
+			 const char *suffix)
+{
+	static const int depths[] = { 8, 64 };
+
+	for (size_t d = 0; d < ARRAY_SIZE(depths); d++) {
+		struct bench_run r = { rounds, depths[d], cmds, ncmds, suffix };
+
+		/* The frames below main's: the probe's own reach 8 or 64. */
+		at_depth(depths[d] - 4, &r);
+	}
+}
+
+static void report_ignore(int sig __attribute__((unused)))
+{
+}
+
+/* Opt in to reports by signal and out again, as a runtime would. */
+static int opt_in_and_out(void)
+{
+	struct sigaction sa = { .sa_handler = report_ignore }, old;
+
+	if (sigaction(SIGUSR2, &sa, &old) ||
+	    syscall(SYS_prctl, PR_USER_STACK_SIGNAL, SIGUSR2, 0, 0, 0) ||
+	    syscall(SYS_prctl, PR_USER_STACK_SIGNAL, 0, 0, 0, 0) ||
+	    sigaction(SIGUSR2, &old, NULL)) {
+		perror("PR_USER_STACK_SIGNAL");
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	static const char * const cmds[] = {
+		"walk", "nmi-none", "nmi-request", "nmi-perf", "nmi-nofault"
+	};
+	static const char * const asked[] = { "nmi-nofault" };
 	int rounds = argc > 1 ? atoi(argv[1]) : 5;
 	static const int depths[] = { 8, 64 };
 	cpu_set_t set;
@@ -272,11 +333,10 @@ int main(int argc, char **argv)
 	bench_fd = open(BENCH_FILE, O_WRONLY);
 	if (bench_fd < 0)
 		return 0;
-	for (size_t d = 0; d < ARRAY_SIZE(depths); d++) {
-		struct bench_run r = { rounds, depths[d] };
-
-		/* The frames below main's: the probe's own reach 8 or 64. */
-		at_depth(depths[d] - 4, &r);
-	}
+	bench_depths(rounds, cmds, ARRAY_SIZE(cmds), "");
+	/* Once a process opted in, the walk in an interrupt asks. */
+	if (opt_in_and_out())
+		return 0;
+	bench_depths(rounds, asked, ARRAY_SIZE(asked), "-asked");
 	return 0;
 }

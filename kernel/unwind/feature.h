@@ -97,7 +97,8 @@ static inline struct unwind_task_features *unwind_task_features(bool alloc)
  * @wants_pass:	may be NULL. Does the current task need every stack of its
  *		entries to be taken by the pass, which alone calls
  *		@after_pass? Then a walk in an interrupt, which answers at
- *		once, is not made. Any context, NMI included, without a lock
+ *		once, is not made. Any context, NMI included, without a lock.
+ *		Asked only once a feature called unwind_feature_wants_passes()
  * @task_free:	may be NULL. Free what the feature hung in @features, a
  *		task's that is being freed
  */
@@ -109,6 +110,12 @@ struct unwind_feature {
 };
 
 void __init unwind_feature_register(struct unwind_feature *feature);
+/*
+ * A feature whose @wants_pass is about to answer true for the first time
+ * calls this first (process context, may sleep): until one has, the walk
+ * in an interrupt asks no feature and costs nothing more.
+ */
+void unwind_feature_wants_passes(void);
 u64 unwind_entry_cookie(void);
 
 #endif /* _KERNEL_UNWIND_FEATURE_H */

@@ -100,6 +100,9 @@ static int unwind_report_set_signal(unsigned long sig, unsigned long arg3,
 		return -EINVAL;
 	if (sig && !unwind_report_signal_ok(sig))
 		return -EINVAL;
+	/* Before the first opt-in, so that no interrupt misses it. */
+	if (sig)
+		unwind_feature_wants_passes();
 
 	spin_lock_irq(&sighand->siglock);
 	if (sig && !unwind_report_handled(sighand, sig))

@@ -14,10 +14,12 @@
  *          requests use (unwind_user_start() + unwind_user_walk())
  *
  * For counting instructions (bench/insns/), which a clock would disturb,
- * three more run one part alone from a self-NMI, untimed: "nmi-none" (the
+ * four more run one part alone from a self-NMI, untimed: "nmi-none" (the
  * NMI and nothing else), "nmi-request" (the deferred request; the entry's
- * walk and pass follow at its return to user space) and "nmi-perf"
- * (perf_callchain_user()).
+ * walk and pass follow at its return to user space), "nmi-perf"
+ * (perf_callchain_user()) and "nmi-nofault" (unwind_user_nofault(), the
+ * walk an interrupt of user mode makes at once, on the writer's user
+ * registers; its frames are given as walk_frames).
  *
  * A self-NMI interrupts the writer in the kernel. For NMIs that interrupt
  * it in user mode, where a request must also raise the interrupt that
@@ -53,11 +55,12 @@
 
 enum bench_mode {
 	BENCH_NMI, BENCH_IRQ, BENCH_WALK, BENCH_NMI_USER,
-	BENCH_NMI_NONE, BENCH_NMI_REQUEST, BENCH_NMI_PERF,
+	BENCH_NMI_NONE, BENCH_NMI_REQUEST, BENCH_NMI_PERF, BENCH_NMI_NOFAULT,
 };
 
 static const char * const bench_mode_names[] = {
-	"nmi", "irq", "walk", "nmi-user", "nmi-none", "nmi-request", "nmi-perf"
+	"nmi", "irq", "walk", "nmi-user", "nmi-none", "nmi-request", "nmi-perf",
+	"nmi-nofault"
 };
 
 struct bench_sample {
@@ -117,6 +120,7 @@ static void bench_count_remote(struct bench_sample *s, struct pt_regs *regs)
 		.entry = entry,
 		.max_stack = UNWIND_USER_MAX_DEPTH,
 	};
+	struct unwind_stacktrace trace = { .entries = bench_walk_buf };
 	u64 cookie;
 
 	if (s->mode == BENCH_NMI_REQUEST) {
@@ -125,6 +129,10 @@ static void bench_count_remote(struct bench_sample *s, struct pt_regs *regs)
 		entry->nr = 0;
 		perf_callchain_user(&ctx, regs);
 		s->perf_frames = ctx.nr;
+	} else if (s->mode == BENCH_NMI_NOFAULT) {
+		s->ret = unwind_user_nofault(regs, &trace,
+					     UNWIND_USER_MAX_DEPTH);
+		s->walk_frames = trace.nr;
 	}
 }
 

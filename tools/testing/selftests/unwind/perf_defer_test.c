@@ -16,6 +16,7 @@
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -487,29 +488,83 @@ TEST_F(perf_defer, user_mode_inline)
 	ring_close(r);
 }
 
-/* A task that guesses frames or reports its runtime's gets cookies. */
-TEST_F(perf_defer, user_mode_guess_deferred)
+/* Sample a quarter of the chain's spin into @r. */
+static int spin_sampled(struct ring *r)
 {
-	struct ring *r = &rings[0];
 	struct perf_event_attr attr;
-	int user = 0, deferred = 0;
 
-	if (prctl(PR_SET_USER_STACK_GUESS, 1, 0, 0, 0))
-		SKIP(return, "no guessed frames in this kernel");
 	base_attr(&attr);
-	ASSERT_EQ(0, ring_open(r, &attr, -1));
+	if (ring_open(r, &attr, -1))
+		return -1;
 	rings_start(r, 1);
 	chain_spin(SPIN_TURNS / 4);
 	rings_stop(r, 1);
-	prctl(PR_SET_USER_STACK_GUESS, 0, 0, 0, 0);
+	return 0;
+}
+
+/* How many of @r's user-mode samples carry a cookie, of *@user in all. */
+static int user_mode_cookies(const struct ring *r, int *user)
+{
+	int deferred = 0;
+
+	*user = 0;
 	for (int i = 0; i < r->n; i++) {
-		struct item *it = &r->item[i];
+		const struct item *it = &r->item[i];
 
 		if (it->is_record || !user_mode_sample(it))
 			continue;
-		user++;
+		(*user)++;
 		deferred += !!it->cookie;
 	}
+	return deferred;
+}
+
+/* A task that guesses frames gets cookies: they carry the guessed count. */
+TEST_F(perf_defer, user_mode_guess_deferred)
+{
+	struct ring *r = &rings[0];
+	int user, deferred;
+
+	if (prctl(PR_SET_USER_STACK_GUESS, 1, 0, 0, 0))
+		SKIP(return, "no guessed frames in this kernel");
+	ASSERT_EQ(0, spin_sampled(r));
+	prctl(PR_SET_USER_STACK_GUESS, 0, 0, 0, 0);
+	deferred = user_mode_cookies(r, &user);
+	TH_LOG("%d user-mode samples, %d deferred", user, deferred);
+	EXPECT_GT(user, 0);
+	EXPECT_EQ(user, deferred);
+	ring_close(r);
+}
+
+/* The runtime's handler of the report signal: it reports nothing. */
+static void report_ignore(int sig, siginfo_t *si, void *uc)
+{
+}
+
+/*
+ * A process that takes its runtime's reports (PR_USER_STACK_SIGNAL) gets
+ * cookies too: the signal that asks for a report carries one. The first
+ * opt-in since boot turns on what the walk in the interrupt checks.
+ */
+TEST_F(perf_defer, user_mode_report_deferred)
+{
+	struct sigaction sa = {
+		.sa_sigaction = report_ignore,
+		.sa_flags = SA_SIGINFO | SA_RESTART,
+	};
+	struct ring *r = &rings[0];
+	struct sigaction old;
+	int user, deferred;
+
+	ASSERT_EQ(0, sigaction(SIGUSR2, &sa, &old));
+	if (prctl(PR_USER_STACK_SIGNAL, SIGUSR2, 0, 0, 0)) {
+		sigaction(SIGUSR2, &old, NULL);
+		SKIP(return, "no reports by signal in this kernel");
+	}
+	ASSERT_EQ(0, spin_sampled(r));
+	prctl(PR_USER_STACK_SIGNAL, 0, 0, 0, 0);
+	sigaction(SIGUSR2, &old, NULL);
+	deferred = user_mode_cookies(r, &user);
 	TH_LOG("%d user-mode samples, %d deferred", user, deferred);
 	EXPECT_GT(user, 0);
 	EXPECT_EQ(user, deferred);
