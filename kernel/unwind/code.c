@@ -526,9 +526,4 @@ static struct unwind_feature unwind_code_feature = {
 	.task_free	= unwind_code_task_free,
 };
 
-static int __init unwind_code_init(void)
-{
-	unwind_feature_register(&unwind_code_feature);
-	return 0;
-}
-core_initcall(unwind_code_init);
+unwind_feature_initcall(unwind_code_feature);

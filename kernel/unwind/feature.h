@@ -110,6 +110,18 @@ struct unwind_feature {
 };
 
 void __init unwind_feature_register(struct unwind_feature *feature);
+
+/*
+ * Define a feature's registration at boot: @feature, a struct
+ * unwind_feature, is in the core's list before any task can use it.
+ */
+#define unwind_feature_initcall(feature)				\
+	static int __init feature##_register(void)			\
+	{								\
+		unwind_feature_register(&feature);			\
+		return 0;						\
+	}								\
+	core_initcall(feature##_register)
 /*
  * A feature whose @wants_pass is about to answer true for the first time
  * calls this first (process context, may sleep): until one has, the walk

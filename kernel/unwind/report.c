@@ -285,9 +285,4 @@ static struct unwind_feature unwind_report_feature = {
 	.wants_pass	= unwind_report_wants_pass,
 };
 
-static int __init unwind_report_init(void)
-{
-	unwind_feature_register(&unwind_report_feature);
-	return 0;
-}
-core_initcall(unwind_report_init);
+unwind_feature_initcall(unwind_report_feature);

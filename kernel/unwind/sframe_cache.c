@@ -204,9 +204,4 @@ static struct unwind_feature sframe_cache_feature = {
 	.task_free	= sframe_cache_task_free,
 };
 
-static int __init sframe_cache_init(void)
-{
-	unwind_feature_register(&sframe_cache_feature);
-	return 0;
-}
-core_initcall(sframe_cache_init);
+unwind_feature_initcall(sframe_cache_feature);
