@@ -418,11 +418,13 @@ static enum unwind_user_step
 unwind_code_by_fp(struct unwind_user_state *state,
 		  const struct unwind_user_frame **framep)
 {
-	enum unwind_user_step step = unwind_fp_frame(state, false, framep);
+	struct unwind_user_frame *frame = &state->frame;
 
-	state->frame.check_ra = true;
-	state->frame.pc_end = state->frame.pc_start;
-	return step;
+	unwind_user_frame_fp_record(state, frame);
+	frame->check_ra = true;
+	frame->pc_end = frame->pc_start;
+	*framep = frame;
+	return UNWIND_USER_FRAME;
 }
 
 /**

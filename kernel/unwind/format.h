@@ -78,6 +78,42 @@ static inline void unwind_user_frame_prepare(struct unwind_user_frame *frame)
 	frame->simple = true;
 }
 
+/**
+ * unwind_user_frame_fp_record - describe a frame by its frame-pointer record
+ * @state:	the walk, at the frame
+ * @frame:	receives the description
+ *
+ * The frame pointer points to the record: the caller's frame pointer,
+ * then the return address, with the CFA just above. The frame-pointer
+ * format (fp.c) describes every frame it steps so, and the code reading
+ * (code.c) a caller it found to keep a record; inline, so that neither
+ * format calls the other.
+ */
+static inline void
+unwind_user_frame_fp_record(struct unwind_user_state *state,
+			    struct unwind_user_frame *frame)
+{
+	s32 ws = state->ws;
+
+	/*
+	 * In the gap of a table given for the object's file, the record
+	 * rests on a convention (see unwind_fp_frame()): the entries from
+	 * the one it gives on are marked.
+	 */
+	if (state->in_table_gap)
+		state->marked_from = min(state->marked_from, state->frames);
+	frame->cfa = (struct unwind_user_loc){ UNWIND_USER_RULE_FP, false,
+					       2 * ws };
+	frame->ra = (struct unwind_user_loc){ UNWIND_USER_RULE_CFA, true, -ws };
+	frame->fp = (struct unwind_user_loc){ UNWIND_USER_RULE_CFA, true,
+					      -2 * ws };
+	frame->outermost = false;
+	frame->sets_floor = false;
+	frame->records = true;
+	frame->check_ra = state->guess && ws == 8;
+	unwind_user_frame_prepare(frame);
+}
+
 /*
  * Each format implements one function of this form, which
  * unwind_user_find() calls: describe the frame at state->ip (the

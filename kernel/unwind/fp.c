@@ -100,7 +100,6 @@ enum unwind_user_step unwind_fp_frame(struct unwind_user_state *state,
 				      const struct unwind_user_frame **framep)
 {
 	struct unwind_user_frame *frame = &state->frame;
-	s32 ws = state->ws;
 
 	*framep = frame;
 	frame->outermost = false;
@@ -109,15 +108,6 @@ enum unwind_user_step unwind_fp_frame(struct unwind_user_state *state,
 	frame->check_ra = false;
 	if (topmost && unwind_fp_first_frame(state, frame))
 		return UNWIND_USER_FRAME;
-	if (state->in_table_gap)
-		state->marked_from = min(state->marked_from, state->frames);
-	frame->cfa = (struct unwind_user_loc){ UNWIND_USER_RULE_FP, false,
-					       2 * ws };
-	frame->ra = (struct unwind_user_loc){ UNWIND_USER_RULE_CFA, true, -ws };
-	frame->fp = (struct unwind_user_loc){ UNWIND_USER_RULE_CFA, true,
-					      -2 * ws };
-	frame->records = true;
-	frame->check_ra = state->guess && ws == 8;
-	unwind_user_frame_prepare(frame);
+	unwind_user_frame_fp_record(state, frame);
 	return UNWIND_USER_FRAME;
 }
