@@ -118,7 +118,7 @@ void __init unwind_feature_register(struct unwind_feature *feature);
 #define unwind_feature_initcall(feature)				\
 	static int __init feature##_register(void)			\
 	{								\
-		unwind_feature_register(&feature);			\
+		unwind_feature_register(&(feature));		\
 		return 0;						\
 	}								\
 	core_initcall(feature##_register)
