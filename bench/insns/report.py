@@ -94,7 +94,7 @@ def main():
                         "the kernel without CONFIG_UNWIND_USER",
                         f"+{d}", d.hi <= 5))
     per_frame = {}
-    for what in ("walk", "nmi-request", "nmi-perf", "nmi-nofault"):
+    for what in ("walk", "nmi-request", "nmi-perf"):
         if f"{what}-64" in series and f"{what}-8" in series:
             per_frame[what] = (Fig(series[f"{what}-64"]) -
                                Fig(series[f"{what}-8"])).scale(1 / 56)
@@ -114,22 +114,17 @@ def main():
                             "against perf's in-NMI walk",
                             f"{d} vs {p} ({d.med / p.med:.2f}x)",
                             None))
-    if "nmi-nofault" in per_frame and "nmi-perf" in per_frame:
-        w, p = per_frame["nmi-nofault"], per_frame["nmi-perf"]
-        targets.append(("the walk an interrupt of user mode makes at once "
-                        "(unwind_user_nofault()) per frame, against perf's "
-                        "in-NMI walk per frame",
-                        f"{w} vs {p} ({w.med / p.med:.2f}x)", None))
     for depth in (8, 64):
         off = series.get(f"nmi-nofault-{depth}")
         on = series.get(f"nmi-nofault-asked-{depth}")
         if off and on:
             d = Fig(on) - Fig(off)
-            targets.append((f"the walk in an interrupt at {depth} frames "
-                            "with no process opted in since boot: cheaper "
-                            "than once one has (the features are asked "
-                            "whether the task wants the deferred pass), "
-                            "beyond the rounds' spread",
+            targets.append((f"a self-NMI's unwind_user_nofault() at {depth} "
+                            "frames (a system call: its checks, then "
+                            "-EAGAIN) with no process opted in since boot: "
+                            "cheaper than once one has (the features are "
+                            "asked whether the task wants the deferred "
+                            "pass), beyond the rounds' spread",
                             f"{Fig(off)} vs {Fig(on)} (-{d})", d.lo > 0))
     short, hostile = series.get("codeframe-short"), series.get("codeframe-hostile")
     if short and hostile:

@@ -52,6 +52,29 @@ static bool unwind_nofault_may_join(struct pt_regs *regs)
 	       !user_mode(regs) && !regs_irqs_disabled(regs);
 }
 
+/*
+ * The walk itself, out of line: its state is some 400 bytes, which a
+ * kernel that zeroes stack variables (CONFIG_INIT_STACK_ALL_ZERO, as
+ * distributions build) clears on entry. The checks before it, and the
+ * copy of a kept walk, do not pay for that. True if the walk is whole.
+ */
+static noinline bool unwind_nofault_walk(struct pt_regs *regs,
+					 struct unwind_task_info *info,
+					 struct unwind_stacktrace *trace,
+					 unsigned int max)
+{
+	struct unwind_user_state state;
+
+	unwind_user_start_nofault(&state, regs);
+	state.guess = READ_ONCE(info->guess);
+	pagefault_disable();
+	unwind_user_walk(&state, trace, max);
+	pagefault_enable();
+	if (state.blocked)
+		trace->nr = 0;
+	return !state.blocked;
+}
+
 /**
  * unwind_user_nofault - walk the user stack of the entry an interrupt is in
  * @regs:	the interrupt's registers, of the current task
@@ -94,7 +117,6 @@ int unwind_user_nofault(struct pt_regs *regs, struct unwind_stacktrace *trace,
 	struct unwind_task_info *info = &current->unwind_info;
 	struct pt_regs *irq_regs = regs;
 	bool kernel = !user_mode(regs);
-	struct unwind_user_state state;
 	unsigned long old = 0;
 	u64 cookie = 0;
 
@@ -128,15 +150,8 @@ int unwind_user_nofault(struct pt_regs *regs, struct unwind_stacktrace *trace,
 	if (kernel && (!cookie || (old & UNWIND_ACTIVE)))
 		return -EAGAIN;
 
-	unwind_user_start_nofault(&state, regs);
-	state.guess = READ_ONCE(info->guess);
-	pagefault_disable();
-	unwind_user_walk(&state, trace, max);
-	pagefault_enable();
-	if (state.blocked) {
-		trace->nr = 0;
+	if (!unwind_nofault_walk(regs, info, trace, max))
 		return -EAGAIN;
-	}
 
 	/*
 	 * The entry's first walk, whole: keep it for its later requests.

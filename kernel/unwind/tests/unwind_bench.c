@@ -17,9 +17,9 @@
  * four more run one part alone from a self-NMI, untimed: "nmi-none" (the
  * NMI and nothing else), "nmi-request" (the deferred request; the entry's
  * walk and pass follow at its return to user space), "nmi-perf"
- * (perf_callchain_user()) and "nmi-nofault" (unwind_user_nofault(), the
- * walk an interrupt of user mode makes at once, on the writer's user
- * registers; its frames are given as walk_frames).
+ * (perf_callchain_user()) and "nmi-nofault" (unwind_user_nofault() on
+ * the NMI's registers: a system call, which it leaves to the deferred
+ * walk after its checks, what every interrupt that asks pays first).
  *
  * A self-NMI interrupts the writer in the kernel. For NMIs that interrupt
  * it in user mode, where a request must also raise the interrupt that
@@ -49,6 +49,7 @@
 #include <linux/unwind_deferred.h>
 #include <linux/unwind_user.h>
 #include <asm/apic.h>
+#include <asm/irq_regs.h>
 #include "unwind_test_ctx.h"
 
 #define BENCH_MAX_SAMPLES	4096
@@ -113,7 +114,8 @@ static u32 bench_clock_ns(void)
 }
 
 /* One part alone, untimed, for an instruction count. */
-static void bench_count_remote(struct bench_sample *s, struct pt_regs *regs)
+static void bench_count_remote(struct bench_sample *s, struct pt_regs *regs,
+			       struct pt_regs *irq_regs)
 {
 	struct perf_callchain_entry *entry = (void *)bench_perf_buf;
 	struct perf_callchain_entry_ctx ctx = {
@@ -130,14 +132,18 @@ static void bench_count_remote(struct bench_sample *s, struct pt_regs *regs)
 		perf_callchain_user(&ctx, regs);
 		s->perf_frames = ctx.nr;
 	} else if (s->mode == BENCH_NMI_NOFAULT) {
-		s->ret = unwind_user_nofault(regs, &trace,
+		s->ret = unwind_user_nofault(irq_regs, &trace,
 					     UNWIND_USER_MAX_DEPTH);
 		s->walk_frames = trace.nr;
 	}
 }
 
-/* In NMI or hardirq context, on top of the writing task at @regs. */
-static void bench_measure_remote(struct bench_sample *s, struct pt_regs *regs)
+/*
+ * In NMI or hardirq context, on top of the writing task at @regs (its
+ * user registers), the interrupt's own being @irq_regs.
+ */
+static void bench_measure_remote(struct bench_sample *s, struct pt_regs *regs,
+				 struct pt_regs *irq_regs)
 {
 	struct perf_callchain_entry *entry = (void *)bench_perf_buf;
 	struct perf_callchain_entry_ctx ctx = {
@@ -148,7 +154,7 @@ static void bench_measure_remote(struct bench_sample *s, struct pt_regs *regs)
 	int ret;
 
 	if (s->mode >= BENCH_NMI_NONE) {
-		bench_count_remote(s, regs);
+		bench_count_remote(s, regs, irq_regs);
 		return;
 	}
 
@@ -175,11 +181,11 @@ static void bench_measure_remote(struct bench_sample *s, struct pt_regs *regs)
 	s->clock_ns = bench_clock_ns();
 }
 
-static void bench_remote(void)
+static void bench_remote(struct pt_regs *irq_regs)
 {
 	if (!unwind_test_ctx_mine(&bench_ctx))
 		return;
-	bench_measure_remote(bench_cur, task_pt_regs(current));
+	bench_measure_remote(bench_cur, task_pt_regs(current), irq_regs);
 	unwind_test_ctx_done(&bench_ctx);
 }
 
@@ -187,7 +193,7 @@ static int bench_nmi_handler(unsigned int type, struct pt_regs *regs)
 {
 	if (!unwind_test_ctx_mine(&bench_ctx))
 		return NMI_DONE;
-	bench_remote();
+	bench_remote(regs);
 	return NMI_HANDLED;
 }
 
@@ -201,7 +207,7 @@ static int bench_user_nmi_handler(unsigned int type, struct pt_regs *regs)
 	if (user_mode(regs) && bench_nr < BENCH_MAX_SAMPLES) {
 		s = &bench_samples[bench_nr];
 		s->mode = BENCH_NMI_USER;
-		bench_measure_remote(s, regs);
+		bench_measure_remote(s, regs, regs);
 		bench_nr++;
 	}
 	return NMI_HANDLED;
@@ -209,7 +215,7 @@ static int bench_user_nmi_handler(unsigned int type, struct pt_regs *regs)
 
 static enum hrtimer_restart bench_hrtimer_fn(struct hrtimer *timer)
 {
-	bench_remote();
+	bench_remote(get_irq_regs());
 	return HRTIMER_NORESTART;
 }
 
