@@ -21,9 +21,13 @@
  *                   an interrupt leaves to the deferred walk (-EAGAIN)
  *                   after the checks every interrupt that asks pays, with
  *                   no process opted in to reports by signal since boot
- *   nmi-nofault-asked-D  the same after one process opted in and out
- *                   (PR_USER_STACK_SIGNAL): from then on the checks ask
- *                   the features whether the task wants the deferred pass
+ *
+ *   probe ROUNDS asked (run after the first, in the same boot)
+ *
+ *   nmi-nofault-asked-D  nmi-nofault-D after the probe opted in to reports
+ *                   by signal and out again (PR_USER_STACK_SIGNAL): from
+ *                   then on the checks ask the features whether the task
+ *                   wants the deferred pass
  *   codeframe-short  prctl(PR_USER_STACK_READ) through 16 frames of the
  *                   probe's own code, each a frame record whose way out
  *                   is one instruction: frames read from their code,
@@ -260,20 +264,6 @@ __attribute__((noinline)) static void at_depth(int left, struct bench_run *r)
 	}
 }
 
-/* Each command at 8 and 64 frames. */
-static void bench_depths(int rounds, const char * const *cmds, size_t ncmds,
-			 const char *suffix)
-{
-	static const int depths[] = { 8, 64 };
-
-	for (size_t d = 0; d < ARRAY_SIZE(depths); d++) {
-		struct bench_run r = { rounds, depths[d], cmds, ncmds, suffix };
-
-		/* The frames below main's: the probe's own reach 8 or 64. */
-		at_depth(depths[d] - 4, &r);
-	}
-}
-
 static void report_ignore(int sig __attribute__((unused)))
 {
 }
@@ -293,12 +283,32 @@ static int opt_in_and_out(void)
 	return 0;
 }
 
+/*
+ * probe ROUNDS asked: the nmi-nofault phases again, after an opt-in, in a
+ * process of their own, so that the first run's frames stay as they are.
+ */
+static int asked_phases(int rounds)
+{
+	static const char * const asked[] = { "nmi-nofault" };
+	static const int depths[] = { 8, 64 };
+
+	bench_fd = open(BENCH_FILE, O_WRONLY);
+	if (bench_fd < 0 || opt_in_and_out())
+		return 0;
+	for (size_t d = 0; d < ARRAY_SIZE(depths); d++) {
+		struct bench_run r = { rounds, depths[d], asked,
+				       ARRAY_SIZE(asked), "-asked" };
+
+		at_depth(depths[d] - 4, &r);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const char * const cmds[] = {
 		"walk", "nmi-none", "nmi-request", "nmi-perf", "nmi-nofault"
 	};
-	static const char * const asked[] = { "nmi-nofault" };
 	int rounds = argc > 1 ? atoi(argv[1]) : 5;
 	static const int depths[] = { 8, 64 };
 	cpu_set_t set;
@@ -309,6 +319,8 @@ int main(int argc, char **argv)
 		perror("sched_setaffinity");
 		return 1;
 	}
+	if (argc > 2 && !strcmp(argv[2], "asked"))
+		return asked_phases(rounds);
 	/* Warm the caches and the TCG translations up first. */
 	null_ops(NULL_OPS);
 	for (int i = 0; i < rounds; i++)
@@ -335,10 +347,12 @@ int main(int argc, char **argv)
 	bench_fd = open(BENCH_FILE, O_WRONLY);
 	if (bench_fd < 0)
 		return 0;
-	bench_depths(rounds, cmds, ARRAY_SIZE(cmds), "");
-	/* Once a process opted in, the walk in an interrupt asks. */
-	if (opt_in_and_out())
-		return 0;
-	bench_depths(rounds, asked, ARRAY_SIZE(asked), "-asked");
+	for (size_t d = 0; d < ARRAY_SIZE(depths); d++) {
+		struct bench_run r = { rounds, depths[d], cmds,
+				       ARRAY_SIZE(cmds), "" };
+
+		/* The frames below main's: the probe's own reach 8 or 64. */
+		at_depth(depths[d] - 4, &r);
+	}
 	return 0;
 }

@@ -92,7 +92,7 @@ def main():
         d = Fig(series["null"]) - Fig(base["null"])
         targets.append(("null system call: at most +5 instructions over "
                         "the kernel without CONFIG_UNWIND_USER",
-                        f"+{d}", d.hi <= 5))
+                        f"{'+' if d.med >= 0 else ''}{d}", d.hi <= 5))
     per_frame = {}
     for what in ("walk", "nmi-request", "nmi-perf"):
         if f"{what}-64" in series and f"{what}-8" in series:
