@@ -147,7 +147,9 @@ static DEFINE_STATIC_KEY_FALSE(unwind_passes_wanted);
 
 void unwind_feature_wants_passes(void)
 {
-	static_branch_enable(&unwind_passes_wanted);
+	/* Every opt-in calls this: the lock the enabling takes, once. */
+	if (!static_key_enabled(&unwind_passes_wanted))
+		static_branch_enable(&unwind_passes_wanted);
 }
 
 /* Does a feature need the current task's stacks taken by the pass? */
