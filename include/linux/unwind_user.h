@@ -125,29 +125,6 @@ static inline int unwind_user_walk(struct unwind_user_state *state,
 
 #endif /* CONFIG_UNWIND_USER */
 
-/* What the walk asks of the SFrame registry (kernel/unwind/sframe_*.c). */
-#ifdef CONFIG_UNWIND_USER_SFRAME
-
-bool unwind_sframe_has_tables(void);
-bool unwind_sframe_known_text(unsigned long addr, unsigned long *start,
-			      unsigned long *end);
-
-#else /* !CONFIG_UNWIND_USER_SFRAME */
-
-static inline bool unwind_sframe_has_tables(void)
-{
-	return false;
-}
-
-static inline bool unwind_sframe_known_text(unsigned long addr,
-					    unsigned long *start,
-					    unsigned long *end)
-{
-	return false;
-}
-
-#endif /* CONFIG_UNWIND_USER_SFRAME */
-
 /* Guessed frames where a walk stops early (kernel/unwind/guess.c). */
 #ifdef CONFIG_UNWIND_USER_GUESS
 

@@ -164,6 +164,18 @@ static inline bool unwind_sframe_covers(struct unwind_user_state *state,
 {
 	return false;
 }
+
+static inline bool unwind_sframe_has_tables(void)
+{
+	return false;
+}
+
+static inline bool unwind_sframe_known_text(unsigned long addr,
+					    unsigned long *start,
+					    unsigned long *end)
+{
+	return false;
+}
 #endif
 
 #endif /* _KERNEL_UNWIND_FORMAT_H */

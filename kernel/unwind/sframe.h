@@ -190,6 +190,11 @@ sframe_sec_known(const struct unwind_user_state *state)
 int sframe_walk_lookup(struct unwind_user_state *state, unsigned long pc,
 		       bool discover);
 
+/* What the walk asks of the registry (sframe_mm.c, sframe_cache.c). */
+bool unwind_sframe_has_tables(void);
+bool unwind_sframe_known_text(unsigned long addr, unsigned long *start,
+			      unsigned long *end);
+
 /* A task's copies of its lookups (sframe_cache.c). */
 #define SFRAME_CACHE_SECS	2
 #define SFRAME_ROW_BITS		6

@@ -367,10 +367,78 @@ static bool unwind_user_record64(const struct unwind_user_frame *frame)
 }
 
 /*
+ * The frame of a function whose return address is the word at
+ * SP + @sp_off, with the caller's frame pointer still in the register:
+ * this frame only, as its caller has a frame of its own.
+ */
+static void unwind_user_frame_at_sp(struct unwind_user_state *state,
+				    unsigned long sp_off)
+{
+	struct unwind_user_frame *frame = &state->frame;
+
+	frame->cfa = (struct unwind_user_loc){ UNWIND_USER_RULE_SP, false,
+					       sp_off + state->ws };
+	frame->ra = (struct unwind_user_loc){ UNWIND_USER_RULE_CFA, true,
+					      -(s32)state->ws };
+	frame->fp = (struct unwind_user_loc){ UNWIND_USER_RULE_SAME };
+	frame->outermost = false;
+	frame->sets_floor = false;
+	frame->records = false;
+	frame->check_ra = false;
+	frame->pc_end = frame->pc_start;
+	unwind_user_frame_prepare(frame);
+}
+
+/*
+ * The interrupted frame, where no format describes it by its data and
+ * its frame record is not set up: caught in its prologue or epilogue,
+ * which the architecture tells from the instructions at the IP, or a
+ * leaf with no frame (a system call wrapper) called from code a table
+ * describes, which the word at the stack pointer tells. Asked before
+ * frame pointers, which would step such a frame by the caller's record
+ * and skip the caller.
+ *
+ * Return: UNWIND_USER_FRAME, with *@framep at the walk's description
+ * (state->frame); UNWIND_USER_UNKNOWN if it is neither (the record is
+ * good).
+ */
+static enum unwind_user_step
+unwind_user_first_frame(struct unwind_user_state *state,
+			const struct unwind_user_frame **framep)
+{
+	unsigned long ra, sp_off;
+
+	*framep = &state->frame;
+	if (arch_unwind_user_first_frame(state, &sp_off)) {
+		unwind_user_frame_at_sp(state, sp_off);
+		return UNWIND_USER_FRAME;
+	}
+	/*
+	 * The table first: decoding the call costs more, and rarely runs.
+	 * A process with no table at all (most of them) reads nothing.
+	 */
+	if (state->ws != 8 || !unwind_sframe_has_tables())
+		return UNWIND_USER_UNKNOWN;
+	if (get_user(ra, (u64 __user *)state->sp)) {
+		unwind_user_read_failed(state, state->sp);
+		return UNWIND_USER_UNKNOWN;
+	}
+	if (unwind_sframe_covers(state, ra) &&
+	    arch_unwind_user_after_call(state, ra, NULL)) {
+		unwind_user_frame_at_sp(state, 0);
+		return UNWIND_USER_FRAME;
+	}
+	return UNWIND_USER_UNKNOWN;
+}
+
+/*
  * Describe the frame at state->ip, asking the formats in the order the
  * walk wants them: tables, then code read where neither tables nor frame
  * pointers describe it, then frame pointers, which describe any frame
  * (whether its record is good, the step tells).
+ *
+ * An interrupted frame that has not set its frame record up is
+ * found before frame pointers are asked (unwind_user_first_frame()).
  *
  * Direct calls, not a table of function pointers: the walk asks at
  * every frame it cannot step by the description before, an indirect
@@ -403,6 +471,8 @@ unwind_user_find(struct unwind_user_state *state, bool topmost,
 		return UNWIND_USER_NEXT;
 	if (found == UNWIND_USER_UNKNOWN)
 		found = unwind_code_frame(state, topmost, frame);
+	if (found == UNWIND_USER_UNKNOWN && topmost)
+		found = unwind_user_first_frame(state, frame);
 	if (found == UNWIND_USER_UNKNOWN)
 		found = unwind_fp_frame(state, topmost, frame);
 	return found == UNWIND_USER_UNKNOWN ? UNWIND_USER_STOP : found;
