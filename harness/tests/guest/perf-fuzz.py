@@ -290,7 +290,7 @@ def m_flip(st, rnd):
     """Bits flipped in a deferred record, or in the callchain or raw data
     of a sample: what the deferred parsing reads. (Flips elsewhere in a
     sample test perf's own parser, which perf-crafted does not cover
-    either; the first such run found a bug of perf 6.12, patch 0037.)"""
+    either; the first such run found a bug of perf 6.12, patch 0038.)"""
     spans = [(i, 0, len(st.events[i])) for i in st.of_type(DEFERRED)]
     for i in st.of_type(SAMPLE):
         f = st.sample_fields(st.events[i])
