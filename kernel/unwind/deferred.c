@@ -106,7 +106,6 @@
 #include <linux/debugfs.h>
 #include <linux/fault-inject.h>
 #include <linux/irq_work.h>
-#include <linux/jump_label.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rculist.h>
@@ -131,39 +130,6 @@ static DEFINE_MUTEX(unwind_clients_lock);
 static LIST_HEAD(unwind_clients);
 static unsigned long unwind_bits_used;
 DEFINE_STATIC_SRCU(unwind_srcu);
-
-/*
- * The features built on the core (feature.h). They register at boot,
- * under unwind_clients_lock, and are never removed: the list is read
- * without a lock, from any context.
- */
-static LIST_HEAD(unwind_features);
-
-/*
- * Off until a feature may want passes (unwind_feature_wants_passes()):
- * until then, the walks in interrupts ask no feature.
- */
-static DEFINE_STATIC_KEY_FALSE(unwind_passes_wanted);
-
-void unwind_feature_wants_passes(void)
-{
-	/* Every opt-in calls this: the lock the enabling takes, once. */
-	if (!static_key_enabled(&unwind_passes_wanted))
-		static_branch_enable(&unwind_passes_wanted);
-}
-
-/* Does a feature need the current task's stacks taken by the pass? */
-bool unwind_pass_wanted(void)
-{
-	struct unwind_feature *feature;
-
-	if (!static_branch_unlikely(&unwind_passes_wanted))
-		return false;
-	list_for_each_entry_lockless(feature, &unwind_features, list)
-		if (feature->wants_pass && feature->wants_pass())
-			return true;
-	return false;
-}
 
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 /*
@@ -371,7 +337,6 @@ void unwind_deferred_run(struct unwind_task_info *info)
 {
 	struct unwind_stacktrace trace;
 	unsigned long old, new, take;
-	struct unwind_feature *feature;
 	struct unwind_work *work;
 	u64 cookie = 0;
 	bool walked;
@@ -415,9 +380,7 @@ retry:
 	srcu_read_unlock(&unwind_srcu, idx);
 	/* Then the features that follow the passes. */
 	if (take)
-		list_for_each_entry_lockless(feature, &unwind_features, list)
-			if (feature->after_pass)
-				feature->after_pass(cookie);
+		unwind_features_after_pass(cookie);
 }
 
 /**
@@ -823,29 +786,8 @@ void unwind_task_init(struct task_struct *task)
  */
 void unwind_task_free(struct task_struct *task)
 {
-	struct unwind_task_features *features = task->unwind_info.features;
-	struct unwind_feature *feature;
-
 	kfree(task->unwind_info.cache);
-	if (!features)
-		return;
-	list_for_each_entry_lockless(feature, &unwind_features, list)
-		if (feature->task_free)
-			feature->task_free(features);
-	kfree(features);
-}
-
-/**
- * unwind_feature_register - add a feature built on the core
- * @feature:	the feature, registered for good
- *
- * Context: Boot, from an initcall.
- */
-void __init unwind_feature_register(struct unwind_feature *feature)
-{
-	mutex_lock(&unwind_clients_lock);
-	list_add_tail_rcu(&feature->list, &unwind_features);
-	mutex_unlock(&unwind_clients_lock);
+	unwind_features_task_free(task);
 }
 
 /**

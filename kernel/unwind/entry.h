@@ -29,6 +29,5 @@ static inline bool unwind_refuses_task(struct task_struct *task)
 bool unwind_entry_update(struct unwind_task_info *info,
 			 unsigned long set, unsigned long stop,
 			 unsigned long *old);
-bool unwind_pass_wanted(void);
 
 #endif /* _KERNEL_UNWIND_ENTRY_H */

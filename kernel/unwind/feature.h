@@ -111,6 +111,10 @@ struct unwind_feature {
 
 void __init unwind_feature_register(struct unwind_feature *feature);
 
+/* The core's calls into every registered feature (feature.c). */
+void unwind_features_task_free(struct task_struct *task);
+void unwind_features_after_pass(u64 cookie);
+
 /*
  * Define a feature's registration at boot: @feature, a struct
  * unwind_feature, is in the core's list before any task can use it.
@@ -128,6 +132,7 @@ void __init unwind_feature_register(struct unwind_feature *feature);
  * in an interrupt asks no feature and costs nothing more.
  */
 void unwind_feature_wants_passes(void);
+bool unwind_pass_wanted(void);
 u64 unwind_entry_cookie(void);
 
 #endif /* _KERNEL_UNWIND_FEATURE_H */

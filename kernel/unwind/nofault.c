@@ -18,6 +18,7 @@
 #include <asm/syscall.h>
 #include <asm/tlb.h>
 #include "entry.h"
+#include "feature.h"
 
 /*
  * Copy the entry's cached walk, if the cache holds it, for another

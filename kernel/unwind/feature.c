@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The features built on the core of deferred unwinding (feature.h): the
+ * list they register on, and the core's calls into all of them, so that
+ * the core (deferred.c, nofault.c) names none.
+ *
+ * Features register at boot, from initcalls, under unwind_features_lock,
+ * and are never removed: the list is read without a lock, from any
+ * context.
+ */
+#include <linux/jump_label.h>
+#include <linux/mutex.h>
+#include <linux/rculist.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include "feature.h"
+
+static DEFINE_MUTEX(unwind_features_lock);
+static LIST_HEAD(unwind_features);
+
+/*
+ * Off until a feature may want passes (unwind_feature_wants_passes()):
+ * until then, the walks in interrupts ask no feature.
+ */
+static DEFINE_STATIC_KEY_FALSE(unwind_passes_wanted);
+
+/**
+ * unwind_feature_register - add a feature built on the core
+ * @feature:	the feature, registered for good
+ *
+ * Context: Boot, from an initcall.
+ */
+void __init unwind_feature_register(struct unwind_feature *feature)
+{
+	mutex_lock(&unwind_features_lock);
+	list_add_tail_rcu(&feature->list, &unwind_features);
+	mutex_unlock(&unwind_features_lock);
+}
+
+/**
+ * unwind_features_after_pass - tell every feature that a pass answered
+ * @cookie:	the cookie of the entry whose requests the pass answered
+ *
+ * Context: Task context of the unwound task, after the clients'
+ * callbacks, on its way to user space; may sleep.
+ */
+void unwind_features_after_pass(u64 cookie)
+{
+	struct unwind_feature *feature;
+
+	list_for_each_entry_lockless(feature, &unwind_features, list)
+		if (feature->after_pass)
+			feature->after_pass(cookie);
+}
+
+void unwind_feature_wants_passes(void)
+{
+	/* Every opt-in calls this: the lock the enabling takes, once. */
+	if (!static_key_enabled(&unwind_passes_wanted))
+		static_branch_enable(&unwind_passes_wanted);
+}
+
+/**
+ * unwind_pass_wanted - does a feature need the task's stacks by the pass?
+ *
+ * Context: Any, NMI included; the current task.
+ * Return: true if a feature wants every stack of the current task's
+ * entries taken by the deferred pass, not by a walk in an interrupt.
+ */
+bool unwind_pass_wanted(void)
+{
+	struct unwind_feature *feature;
+
+	if (!static_branch_unlikely(&unwind_passes_wanted))
+		return false;
+	list_for_each_entry_lockless(feature, &unwind_features, list)
+		if (feature->wants_pass && feature->wants_pass())
+			return true;
+	return false;
+}
+
+/**
+ * unwind_features_task_free - free what the features keep for a task
+ * @task:	the task being freed
+ */
+void unwind_features_task_free(struct task_struct *task)
+{
+	struct unwind_task_features *features = task->unwind_info.features;
+	struct unwind_feature *feature;
+
+	if (!features)
+		return;
+	list_for_each_entry_lockless(feature, &unwind_features, list)
+		if (feature->task_free)
+			feature->task_free(features);
+	kfree(features);
+}
