@@ -24,7 +24,8 @@ int main(int argc, char **argv)
 {
 	static char scratch[ARCH_UNWIND_CODE_SCRATCH];
 	enum unwind_code_found found;
-	struct unwind_user_state state;
+	struct unwind_user_pos pos;
+	unsigned long start, end;
 	struct unwind_user_frame frame;
 	unsigned int budget;
 	unsigned long addr, sp;
@@ -36,14 +37,14 @@ int main(int argc, char **argv)
 	if (image_load(argv[1]))
 		return 1;
 	while (scanf("%lx %lx", &addr, &sp) == 2) {
-		memset(&state, 0, sizeof(state));
-		state.ip = addr;
-		state.sp = sp;
-		state.ws = 8;
-		code_mapping(addr, &state.code_start, &state.code_end);
+		memset(&pos, 0, sizeof(pos));
+		pos.ip = addr;
+		pos.sp = sp;
+		pos.ws = 8;
+		code_mapping(addr, &start, &end);
 		budget = 320;
-		found = arch_unwind_user_code_frame(&state, &frame, scratch,
-						    &budget);
+		found = arch_unwind_user_code_frame(&pos, start, end, &frame,
+						    scratch, &budget);
 		if (found == UNWIND_CODE_NONE) {
 			printf("%lx -\n", addr);
 			continue;

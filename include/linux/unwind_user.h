@@ -27,12 +27,12 @@ struct pt_regs;
  * The linear address of @off in a segment at @base. A compat task's
  * addresses wrap at 4 GiB, as the CPU computes them in its 32-bit mode.
  */
-static inline unsigned long unwind_user_addr(const struct unwind_user_state *state,
+static inline unsigned long unwind_user_addr(const struct unwind_user_pos *pos,
 					     unsigned long base, unsigned long off)
 {
 	unsigned long addr = base + off;
 
-	return state->ws == 4 ? (u32)addr : addr;
+	return pos->ws == 4 ? (u32)addr : addr;
 }
 
 /**
@@ -62,27 +62,27 @@ static inline unsigned long unwind_user_copy(void *dst,
 
 /**
  * unwind_user_read_failed - a read of user memory by the walk failed
- * @state:	the walk
+ * @pos:	where the walk stands
  * @addr:	the user address it could not read
  *
  * A walk that may fault failed because nothing readable is there, and
- * ends as it would anyway. A walk that may not (@state->nofault) may
+ * ends as it would anyway. A walk that may not (@pos->nofault) may
  * also have met a page that is mapped but not present, or swapped out:
  * unless no readable mapping holds @addr, it is blocked.
  *
  * Context: Any the walk runs in; no lock, no fault.
  */
-static inline void unwind_user_read_failed(struct unwind_user_state *state,
+static inline void unwind_user_read_failed(struct unwind_user_pos *pos,
 					   unsigned long addr)
 {
 	unsigned long start, end;
 	vm_flags_t flags;
 
-	if (!state->nofault)
+	if (!pos->nofault)
 		return;
 	if (!vma_flags_under_rcu(current->mm, addr, &flags, &start, &end) ||
 	    (flags & (VM_READ | VM_WRITE | VM_EXEC)))
-		state->blocked = true;
+		pos->blocked = true;
 }
 
 /**
@@ -103,42 +103,15 @@ static inline bool unwind_user_maybe_text(unsigned long addr)
 	       (flags & VM_EXEC);
 }
 
-#ifdef CONFIG_UNWIND_USER
-
-void unwind_user_start(struct unwind_user_state *state, struct pt_regs *regs);
-void unwind_user_start_nofault(struct unwind_user_state *state,
-			       struct pt_regs *regs);
-int unwind_user_walk(struct unwind_user_state *state,
-		     struct unwind_stacktrace *trace, unsigned int max);
-
-#else /* !CONFIG_UNWIND_USER */
-
-static inline void unwind_user_start(struct unwind_user_state *state,
-				     struct pt_regs *regs) { }
-static inline int unwind_user_walk(struct unwind_user_state *state,
-				   struct unwind_stacktrace *trace,
-				   unsigned int max)
-{
-	trace->nr = 0;
-	return -EOPNOTSUPP;
-}
-
-#endif /* CONFIG_UNWIND_USER */
-
-/* Guessed frames where a walk stops early (kernel/unwind/guess.c). */
+/* prctl() of guessed frames (kernel/unwind/guess.c). */
 #ifdef CONFIG_UNWIND_USER_GUESS
 
-void unwind_user_guess(struct unwind_user_state *state,
-		       struct unwind_stacktrace *trace, unsigned int max);
 int unwind_user_guess_prctl(int option, unsigned long arg2,
 			    unsigned long arg3, unsigned long arg4,
 			    unsigned long arg5);
 
 #else /* !CONFIG_UNWIND_USER_GUESS */
 
-static inline void unwind_user_guess(struct unwind_user_state *state,
-				     struct unwind_stacktrace *trace,
-				     unsigned int max) { }
 static inline int unwind_user_guess_prctl(int option, unsigned long arg2,
 					  unsigned long arg3,
 					  unsigned long arg4,

@@ -98,7 +98,7 @@
 /**
  * struct unwind_code_copy - what one reading that found the frame found
  * @ip:		the IP read from (0: an empty slot)
- * @ident:	the mapping's identity (state->code_ident)
+ * @ident:	the mapping's identity (state->code.ident)
  * @cfa_off:	the CFA's offset from its base
  * @fp_off:	where the caller's frame pointer is, from the CFA
  * @sp_low:	the stack pointer's low four bits when it was read
@@ -126,9 +126,9 @@ struct unwind_code_copy {
  * @exec_id:	the task's self_exec_id then: an mm freed by an exec and
  *		allocated again may reach the same @seq
  * @seq:	@mm's mmap lock sequence count, read before the lookup
- * @start:	state->code_start it gave
- * @end:	state->code_end
- * @ident:	state->code_ident
+ * @start:	state->code.start it gave
+ * @end:	state->code.end
+ * @ident:	state->code.ident
  */
 struct unwind_code_mapping {
 	struct mm_struct *mm;
@@ -192,7 +192,7 @@ static struct unwind_code_cache *unwind_code_cache(void)
 }
 
 /*
- * The slot for state->ip in the task's copies; NULL if there are none or
+ * The slot for state->pos.ip in the task's copies; NULL if there are none or
  * none may be used: the mapping is not one whose frames are kept, or the
  * mm has uprobes (a breakpoint in the text changes what a reading finds,
  * and a copy made before it was set would outlive it).
@@ -202,7 +202,7 @@ unwind_code_slot(const struct unwind_user_state *state)
 {
 	struct unwind_code_cache *cache;
 
-	if (!state->code_ident.ino ||
+	if (!state->code.ident.ino ||
 	    test_bit(MMF_HAS_UPROBES, &current->mm->flags))
 		return NULL;
 	cache = unwind_code_cache();
@@ -212,18 +212,18 @@ unwind_code_slot(const struct unwind_user_state *state)
 		memset(cache->copies, 0, sizeof(cache->copies));
 		cache->exec_id = current->self_exec_id;
 	}
-	return &cache->copies[hash_long(state->ip, UNWIND_CODE_CACHE_BITS)];
+	return &cache->copies[hash_long(state->pos.ip, UNWIND_CODE_CACHE_BITS)];
 }
 
-/* The task's copy of the frame at state->ip, if it has one. */
+/* The task's copy of the frame at state->pos.ip, if it has one. */
 static struct unwind_code_copy *
 unwind_code_copy_of(struct unwind_user_state *state)
 {
 	struct unwind_code_copy *copy = unwind_code_slot(state);
 
-	if (copy && copy->ip == state->ip &&
-	    copy->sp_low == (state->sp & 15) &&
-	    !memcmp(&copy->ident, &state->code_ident, sizeof(copy->ident)))
+	if (copy && copy->ip == state->pos.ip &&
+	    copy->sp_low == (state->pos.sp & 15) &&
+	    !memcmp(&copy->ident, &state->code.ident, sizeof(copy->ident)))
 		return copy;
 	return NULL;
 }
@@ -234,9 +234,9 @@ static void unwind_code_keep(struct unwind_code_copy *copy,
 				const struct unwind_user_frame *frame,
 				bool topmost, bool inferred)
 {
-	copy->ip = state->ip;
-	copy->ident = state->code_ident;
-	copy->sp_low = state->sp & 15;
+	copy->ip = state->pos.ip;
+	copy->ident = state->code.ident;
+	copy->sp_low = state->pos.sp & 15;
 	copy->syscall = topmost;
 	copy->cfa_fp = frame->cfa.rule == UNWIND_USER_RULE_FP;
 	copy->cfa_off = frame->cfa.off;
@@ -263,7 +263,7 @@ unwind_code_copied(const struct unwind_code_copy *copy,
 }
 
 /*
- * Read the frame at state->ip, out of the walk's budget, or take the
+ * Read the frame at state->pos.ip, out of the walk's budget, or take the
  * task's copy of a reading of the same code.
  */
 static enum unwind_code_found
@@ -278,8 +278,10 @@ unwind_code_read(struct unwind_user_state *state,
 		return unwind_code_copied(copy, frame);
 	if (!cache)
 		return UNWIND_CODE_NONE;
-	found = arch_unwind_user_code_frame(state, frame, cache->scratch,
-					    &state->code_budget);
+	found = arch_unwind_user_code_frame(&state->pos, state->code.start,
+					    state->code.end, frame,
+					    cache->scratch,
+					    &state->code.budget);
 	if (found != UNWIND_CODE_NONE) {
 		copy = unwind_code_slot(state);
 		if (copy)
@@ -303,14 +305,14 @@ static bool unwind_code_note(struct unwind_user_state *state,
 
 	if (!(vma->vm_flags & VM_EXEC))
 		return false;
-	state->code_start = vma->vm_start;
-	state->code_end = vma->vm_end;
-	memset(&state->code_ident, 0, sizeof(state->code_ident));
+	state->code.start = vma->vm_start;
+	state->code.end = vma->vm_end;
+	memset(&state->code.ident, 0, sizeof(state->code.ident));
 	if (!vma->vm_file || (vma->vm_flags & VM_WRITE))
 		return true;
 	inode = file_inode(vma->vm_file);
 	/* An inode number is never 0; 0 keeps nothing. */
-	state->code_ident = (struct unwind_code_ident){
+	state->code.ident = (struct unwind_code_ident){
 		.ino = inode->i_ino, .pgoff = vma->vm_pgoff,
 		.start = vma->vm_start, .dev = inode->i_sb->s_dev,
 		.gen = inode->i_generation,
@@ -331,7 +333,7 @@ static bool unwind_code_lookup(struct unwind_user_state *state,
 	bool found = false;
 
 #ifdef CONFIG_PER_VMA_LOCK
-	vma = lock_vma_under_rcu(mm, state->ip);
+	vma = lock_vma_under_rcu(mm, state->pos.ip);
 	if (vma) {
 		found = unwind_code_note(state, vma);
 		vma_end_read(vma);
@@ -340,7 +342,7 @@ static bool unwind_code_lookup(struct unwind_user_state *state,
 #endif
 	if (mmap_read_lock_killable(mm))
 		return false;
-	vma = vma_lookup(mm, state->ip);
+	vma = vma_lookup(mm, state->pos.ip);
 	if (vma)
 		found = unwind_code_note(state, vma);
 	mmap_read_unlock(mm);
@@ -369,10 +371,10 @@ static bool unwind_code_mapping(struct unwind_user_state *state)
 	seq = raw_read_seqcount(&mm->mm_lock_seq);
 	if (last->mm == mm && last->seq == seq &&
 	    last->exec_id == current->self_exec_id &&
-	    state->ip - last->start < last->end - last->start) {
-		state->code_start = last->start;
-		state->code_end = last->end;
-		state->code_ident = last->ident;
+	    state->pos.ip - last->start < last->end - last->start) {
+		state->code.start = last->start;
+		state->code.end = last->end;
+		state->code.ident = last->ident;
 		return true;
 	}
 	if (!unwind_code_lookup(state, mm))
@@ -381,9 +383,9 @@ static bool unwind_code_mapping(struct unwind_user_state *state)
 		last->mm = mm;
 		last->exec_id = current->self_exec_id;
 		last->seq = seq;
-		last->start = state->code_start;
-		last->end = state->code_end;
-		last->ident = state->code_ident;
+		last->start = state->code.start;
+		last->end = state->code.end;
+		last->ident = state->code.ident;
 	}
 	return true;
 }
@@ -406,7 +408,7 @@ static bool unwind_code_fp_record(const struct unwind_user_state *state,
 	if (frame->cfa.rule == UNWIND_USER_RULE_FP)
 		return true;
 	return frame->fp.rule == UNWIND_USER_RULE_CFA && frame->fp.off == -16 &&
-	       state->fp == state->sp + frame->cfa.off - 16;
+	       state->pos.fp == state->pos.sp + frame->cfa.off - 16;
 }
 
 /*
@@ -445,22 +447,22 @@ enum unwind_user_step unwind_code_frame(struct unwind_user_state *state,
 	enum unwind_code_found found;
 	struct unwind_code_copy *copy;
 
-	if (state->ws != 8)
+	if (state->pos.ws != 8)
 		return UNWIND_USER_UNKNOWN;
 	if (topmost) {
-		state->code_start = 0;
-		state->code_end = 0;
-		state->code_frames = 0;
-		state->code_budget = UNWIND_CODE_WALK_INSNS;
-		if (!state->syscall)
+		state->code.start = 0;
+		state->code.end = 0;
+		state->code.frames = 0;
+		state->code.budget = UNWIND_CODE_WALK_INSNS;
+		if (!state->pos.syscall)
 			return UNWIND_USER_UNKNOWN;
 		/*
 		 * Finding the mapping, reading and keeping the frames take
 		 * locks and allocate. No interrupt of user mode is in a
 		 * system call: walks that may not fault do not come here.
 		 */
-		if (state->nofault) {
-			state->blocked = true;
+		if (state->pos.nofault) {
+			state->pos.blocked = true;
 			return UNWIND_USER_STOP;
 		}
 		if (!unwind_code_mapping(state))
@@ -468,17 +470,17 @@ enum unwind_user_step unwind_code_frame(struct unwind_user_state *state,
 		/* A copy read as a system call's frame was at such an IP. */
 		copy = unwind_code_copy_of(state);
 		if (!(copy && copy->syscall) &&
-		    !arch_unwind_user_after_syscall(state)) {
-			state->code_end = state->code_start;
+		    !arch_unwind_user_after_syscall(&state->pos)) {
+			state->code.end = state->code.start;
 			return UNWIND_USER_UNKNOWN;
 		}
-	} else if (state->ip - 1 - state->code_start >=
-		   state->code_end - state->code_start) {
+	} else if (state->pos.ip - 1 - state->code.start >=
+		   state->code.end - state->code.start) {
 		return UNWIND_USER_UNKNOWN;
 	}
 
 	found = UNWIND_CODE_NONE;
-	if (state->code_frames < UNWIND_CODE_FRAMES)
+	if (state->code.frames < UNWIND_CODE_FRAMES)
 		found = unwind_code_read(state, frame, topmost);
 	if (found != UNWIND_CODE_NONE) {
 		/*
@@ -491,13 +493,13 @@ enum unwind_user_step unwind_code_frame(struct unwind_user_state *state,
 		 */
 		if (unwind_code_fp_record(state, frame)) {
 			if (topmost) {
-				state->code_end = state->code_start;
+				state->code.end = state->code.start;
 				return UNWIND_USER_UNKNOWN;
 			}
-			state->code_frames++;
+			state->code.frames++;
 			return unwind_code_by_fp(state, framep);
 		}
-		state->code_frames++;
+		state->code.frames++;
 		if (found == UNWIND_CODE_INFERRED)
 			unwind_code_mark(state);
 		*framep = frame;
@@ -512,7 +514,7 @@ enum unwind_user_step unwind_code_frame(struct unwind_user_state *state,
 		return UNWIND_USER_FRAME;
 	}
 	if (topmost) {
-		state->code_end = state->code_start;
+		state->code.end = state->code.start;
 		return UNWIND_USER_UNKNOWN;
 	}
 	/*

@@ -117,6 +117,7 @@
 #include <asm/local64.h>
 #include "entry.h"
 #include "feature.h"
+#include "walk.h"
 
 /* Kernel entries that requested on each CPU, the low bits of each cookie. */
 static DEFINE_PER_CPU(local64_t, unwind_entry_seq);

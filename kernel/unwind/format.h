@@ -16,7 +16,7 @@
 #define _KERNEL_UNWIND_FORMAT_H
 
 #include <linux/minmax.h>
-#include <linux/unwind_user_types.h>
+#include "walk.h"
 
 /**
  * enum unwind_user_step - a format's answer, or how a step went
@@ -93,7 +93,7 @@ static inline void
 unwind_user_frame_fp_record(struct unwind_user_state *state,
 			    struct unwind_user_frame *frame)
 {
-	s32 ws = state->ws;
+	s32 ws = state->pos.ws;
 
 	/*
 	 * In the gap of a table given for the object's file, the record
@@ -116,7 +116,7 @@ unwind_user_frame_fp_record(struct unwind_user_state *state,
 
 /*
  * Each format implements one function of this form, which
- * unwind_user_find() calls: describe the frame at state->ip (the
+ * unwind_user_find() calls: describe the frame at state->pos.ip (the
  * interrupted IP if @topmost, else a return address) and point *@frame
  * at the description. state->frame is the walk's own, whose range the
  * walk set to all of user space and earlier formats may have narrowed: a

@@ -35,6 +35,7 @@
 #include <linux/uaccess.h>
 #include <linux/unwind_user.h>
 #include <asm/unwind_user.h>
+#include "walk.h"
 
 /* At most this many words of stack are scanned: 64 KiB on 64-bit. */
 #define UNWIND_GUESS_WORDS	8192
@@ -163,13 +164,13 @@ void unwind_user_guess(struct unwind_user_state *state,
 	struct unwind_guess_obj prev_obj = { };
 	struct unwind_guess_vma last = { };
 	struct mm_struct *mm = current->mm;
-	unsigned long addr = ALIGN(state->sp, sizeof(u64));
+	unsigned long addr = ALIGN(state->pos.sp, sizeof(u64));
 	unsigned long prev_pc, target;
 	u64 words[UNWIND_GUESS_CHUNK];
 	unsigned int scanned = 0;
 
 	/* The call decoder knows 64-bit code only. */
-	if (!mm || state->ws != 8 || !trace->nr)
+	if (!mm || state->pos.ws != 8 || !trace->nr)
 		return;
 	/* The frame below the first guess: the last one walked. */
 	prev_pc = trace->entries[trace->nr - 1] - (trace->nr > 1);
@@ -190,7 +191,8 @@ void unwind_user_guess(struct unwind_user_state *state,
 		mmap_read_unlock(mm);
 
 		for (i = 0; i < nc && trace->nr < max; i++) {
-			if (!arch_unwind_user_after_call(state, cand[i].addr,
+			if (!arch_unwind_user_after_call(&state->pos,
+							 cand[i].addr,
 							 &target) ||
 			    !unwind_guess_fits(&cand[i], target, prev_pc,
 					       &prev_obj))

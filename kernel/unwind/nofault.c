@@ -19,6 +19,7 @@
 #include <asm/tlb.h>
 #include "entry.h"
 #include "feature.h"
+#include "walk.h"
 
 /*
  * Copy the entry's cached walk, if the cache holds it, for another
@@ -71,9 +72,9 @@ static noinline bool unwind_nofault_walk(struct pt_regs *regs,
 	pagefault_disable();
 	unwind_user_walk(&state, trace, max);
 	pagefault_enable();
-	if (state.blocked)
+	if (state.pos.blocked)
 		trace->nr = 0;
-	return !state.blocked;
+	return !state.pos.blocked;
 }
 
 /**

@@ -20,8 +20,8 @@
 #include <linux/sched.h>
 #include <linux/types.h>
 #include <linux/unwind_user.h>
-#include <linux/unwind_user_types.h>
 #include "feature.h"
+#include "walk.h"
 
 #define SFRAME_MAGIC			0xdee2
 
@@ -168,7 +168,7 @@ int sframe_lookup(unsigned long pc, struct unwind_sframe_sec *sec,
 static __always_inline bool
 sframe_in_sec(const struct unwind_user_state *state, unsigned long pc)
 {
-	const struct unwind_sframe_sec *sec = &state->sframe_sec;
+	const struct unwind_sframe_sec *sec = &state->sframe.sec;
 
 	return pc - sec->text_start < sec->text_end - sec->text_start;
 }
@@ -182,7 +182,7 @@ sframe_in_sec(const struct unwind_user_state *state, unsigned long pc)
 static __always_inline bool
 sframe_sec_known(const struct unwind_user_state *state)
 {
-	const struct unwind_sframe_sec *sec = &state->sframe_sec;
+	const struct unwind_sframe_sec *sec = &state->sframe.sec;
 
 	return !sec->registered && sec->text_end > sec->text_start;
 }

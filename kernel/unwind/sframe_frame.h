@@ -18,11 +18,11 @@
 #ifndef _KERNEL_UNWIND_SFRAME_FRAME_H
 #define _KERNEL_UNWIND_SFRAME_FRAME_H
 
-#include <linux/unwind_user_types.h>
 #include "sframe.h"
+#include "walk.h"
 
 /*
- * Make state->sframe_held the description of the row for @pc. The frames
+ * Make state->sframe.held the description of the row for @pc. The frames
  * of a recursion share the row of their return address, and the first
  * frame's check of its caller (unwind_sframe_covers()) finds the row the
  * next step uses. Inline: the walk asks at every frame in text with a
@@ -35,15 +35,15 @@ static __always_inline int sframe_walk_row(struct unwind_user_state *state,
 {
 	const struct sframe_row_copy *copy;
 
-	if (pc && pc == state->sframe_pc)
+	if (pc && pc == state->sframe.pc)
 		return 0;
-	state->sframe_pc = 0;
-	if (sframe_in_sec(state, pc) && sframe_sec_usable(&state->sframe_sec)) {
+	state->sframe.pc = 0;
+	if (sframe_in_sec(state, pc) && sframe_sec_usable(&state->sframe.sec)) {
 		/* The task's walks meet the same call sites again and again. */
 		copy = sframe_row_find(pc);
 		if (copy) {
-			state->sframe_held = &copy->frame;
-			state->sframe_pc = pc;
+			state->sframe.held = &copy->frame;
+			state->sframe.pc = pc;
 			return 0;
 		}
 	}
@@ -67,7 +67,8 @@ static __always_inline int sframe_walk_row(struct unwind_user_state *state,
 static __always_inline bool
 unwind_sframe_covers(struct unwind_user_state *state, unsigned long ra)
 {
-	return state->ws == 8 && ra && !sframe_walk_row(state, ra - 1, false);
+	return state->pos.ws == 8 && ra &&
+	       !sframe_walk_row(state, ra - 1, false);
 }
 
 /**
@@ -101,13 +102,13 @@ unwind_sframe_frame(struct unwind_user_state *state, bool topmost,
 		    const struct unwind_user_frame **framep)
 {
 	/* A return address may be past the end of a function that calls. */
-	unsigned long pc = topmost ? state->ip : state->ip - 1;
-	const struct unwind_sframe_sec *sec = &state->sframe_sec;
+	unsigned long pc = topmost ? state->pos.ip : state->pos.ip - 1;
+	const struct unwind_sframe_sec *sec = &state->sframe.sec;
 	struct unwind_user_frame *frame;
 	int ret;
 
 	state->in_table_gap = false;
-	if (state->ws != 8)
+	if (state->pos.ws != 8)
 		return UNWIND_USER_UNKNOWN;
 	ret = sframe_walk_row(state, pc, true);
 	if (ret == -ENOENT) {
@@ -134,7 +135,7 @@ unwind_sframe_frame(struct unwind_user_state *state, bool topmost,
 	}
 	if (ret)
 		return UNWIND_USER_STOP;
-	*framep = state->sframe_held;
+	*framep = state->sframe.held;
 	return UNWIND_USER_FRAME;
 }
 

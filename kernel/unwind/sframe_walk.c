@@ -5,7 +5,7 @@
  * table (sframe_read.c).
  *
  * Task context, page faults allowed: tables and stack are user memory; or
- * a walk that may not fault (state->nofault), see sframe_walk_sec().
+ * a walk that may not fault (state->pos.nofault), see sframe_walk_sec().
  */
 #include <linux/uaccess.h>
 #include <linux/unwind_user.h>
@@ -14,7 +14,7 @@
 #include "sframe_file.h"
 
 /*
- * Make state->sframe_sec the section for @pc: the one the walk holds if
+ * Make state->sframe.sec the section for @pc: the one the walk holds if
  * its text holds @pc, else the task's copy of the registry's entry, else
  * the registry's (which may read a file, if @discover).
  *
@@ -29,7 +29,7 @@
 static int sframe_walk_sec(struct unwind_user_state *state, unsigned long pc,
 			   bool discover)
 {
-	struct unwind_sframe_sec *sec = &state->sframe_sec;
+	struct unwind_sframe_sec *sec = &state->sframe.sec;
 	const struct unwind_sframe_sec *copy;
 	bool stale;
 
@@ -40,19 +40,19 @@ static int sframe_walk_sec(struct unwind_user_state *state, unsigned long pc,
 	stale = copy && discover && sframe_sec_stale(copy);
 	if (copy && !stale) {
 		*sec = *copy;
-	} else if (!state->nofault && !state->no_files) {
+	} else if (!state->pos.nofault && !state->no_files) {
 		sframe_lookup(pc, sec, discover);
-	} else if (state->nofault &&
+	} else if (state->pos.nofault &&
 		   (stale || !sframe_cache_current())) {
-		state->blocked = true;
+		state->pos.blocked = true;
 	} else {
 		sframe_lookup(pc, sec, false);
 		if (stale)
 			state->files_skipped = true;
 		if (discover && sec->text_end == sec->text_start &&
 		    unwind_user_maybe_text(pc)) {
-			if (state->nofault)
-				state->blocked = true;
+			if (state->pos.nofault)
+				state->pos.blocked = true;
 			else
 				state->files_skipped = true;
 		}
@@ -110,39 +110,39 @@ int sframe_walk_lookup(struct unwind_user_state *state, unsigned long pc,
 	 */
 	copy = sframe_row_find(pc);
 	if (copy) {
-		state->sframe_held = &copy->frame;
-		state->sframe_pc = pc;
+		state->sframe.held = &copy->frame;
+		state->sframe.pc = pc;
 		return 0;
 	}
 	/* The rows a table lookup may still read (sframe.h). */
-	state->sframe_rows_limit = SFRAME_WALK_ROWS_BASE +
+	state->sframe.rows_limit = SFRAME_WALK_ROWS_BASE +
 				   SFRAME_WALK_ROWS_PER_FRAME * state->frames;
-	if (state->nofault)
-		state->sframe_rows_limit = min(state->sframe_rows_limit,
+	if (state->pos.nofault)
+		state->sframe.rows_limit = min(state->sframe.rows_limit,
 					       SFRAME_WALK_ROWS_NOFAULT);
-	rows = state->sframe_rows_limit > state->sframe_rows_read ?
-	       state->sframe_rows_limit - state->sframe_rows_read : 0;
+	rows = state->sframe.rows_limit > state->sframe.rows_read ?
+	       state->sframe.rows_limit - state->sframe.rows_read : 0;
 	before = rows;
-	ret = sframe_find_row_budget(&state->sframe_sec, pc,
-				     &state->sframe_row, &rows);
-	state->sframe_rows_read += before - rows;
+	ret = sframe_find_row_budget(&state->sframe.sec, pc,
+				     &state->sframe.row, &rows);
+	state->sframe.rows_read += before - rows;
 	/*
 	 * Without faults, a table's page may be missing and the budget is
 	 * smaller: a walk that may fault could find the row.
 	 */
-	if (state->nofault && (ret == -EFAULT || ret == -E2BIG))
-		state->blocked = true;
+	if (state->pos.nofault && (ret == -EFAULT || ret == -E2BIG))
+		state->pos.blocked = true;
 	if (ret)
 		return ret;
-	if (state->sframe_row.signal)
+	if (state->sframe.row.signal)
 		return -EOPNOTSUPP;
-	sframe_frame_set(&state->sframe_frame, &state->sframe_row, pc,
+	sframe_frame_set(&state->sframe.frame, &state->sframe.row, pc,
 			 sframe_sec_known(state));
 	/* Keeping a row may allocate: walks that may fault keep them. */
-	if (!state->nofault)
-		sframe_row_keep(&state->sframe_sec, pc, &state->sframe_row,
-				&state->sframe_frame);
-	state->sframe_held = &state->sframe_frame;
-	state->sframe_pc = pc;
+	if (!state->pos.nofault)
+		sframe_row_keep(&state->sframe.sec, pc, &state->sframe.row,
+				&state->sframe.frame);
+	state->sframe.held = &state->sframe.frame;
+	state->sframe.pc = pc;
 	return 0;
 }

@@ -13,11 +13,11 @@
  * run of 64-bit frames reads its words in one user access window.
  *
  * The walk reads user memory and may fault: task context, page faults
- * allowed. A walk with state->nofault set takes no fault, lock or
+ * allowed. A walk with state->pos.nofault set takes no fault, lock or
  * allocation instead, for an interrupt of user mode (unwind_user_nofault()):
  * where a walk that may fault could go on or find other frames (a page
  * that is mapped but not present, text the SFrame registry has not met
- * yet), it sets state->blocked and ends, and its result is not used.
+ * yet), it sets state->pos.blocked and ends, and its result is not used.
  *
  * A walk ends cleanly, keeping the frames found, when a step
  * finds a frame that does not lie above the one before it, is misaligned,
@@ -39,7 +39,7 @@
 static int unwind_user_read_word(struct unwind_user_state *state,
 				 unsigned long addr, unsigned long *val)
 {
-	if (state->ws == 8) {
+	if (state->pos.ws == 8) {
 		u64 v;
 
 		if (get_user(v, (u64 __user *)addr))
@@ -54,7 +54,7 @@ static int unwind_user_read_word(struct unwind_user_state *state,
 	}
 	return 0;
 fail:
-	unwind_user_read_failed(state, addr);
+	unwind_user_read_failed(&state->pos, addr);
 	return -EFAULT;
 }
 
@@ -71,7 +71,7 @@ static int unwind_user_text(struct unwind_user_state *state,
 	struct vm_area_struct *vma;
 	vm_flags_t flags;
 
-	if (state->nofault) {
+	if (state->pos.nofault) {
 		if (!vma_flags_under_rcu(current->mm, addr, &flags, start, end))
 			return -EAGAIN;
 		return !!(flags & VM_EXEC);
@@ -112,14 +112,14 @@ static void unwind_user_check_text(struct unwind_user_state *state,
 		if (addr - start < end - start ||
 		    unwind_sframe_known_text(addr, &start, &end))
 			continue;
-		if (!locked && !state->nofault) {
+		if (!locked && !state->pos.nofault) {
 			if (mmap_read_lock_killable(mm))
 				return;
 			locked = true;
 		}
 		text = unwind_user_text(state, mm, addr, &start, &end);
 		if (text < 0)
-			state->blocked = true;
+			state->pos.blocked = true;
 		if (text <= 0) {
 			trace->nr = i;
 			break;
@@ -138,21 +138,21 @@ void unwind_user_start(struct unwind_user_state *state, struct pt_regs *regs)
 {
 	/* Nothing of another walk: its cached tables are not this one's. */
 	memset(state, 0, sizeof(*state));
-	arch_unwind_user_init(state, regs);
+	arch_unwind_user_init(&state->pos, regs);
 }
 
 /**
  * unwind_user_start_nofault - set up a walk that may not fault
- * @state:	the walk to set up: state->nofault, and state->blocked if the
- *		registers cannot be read without a lock
+ * @state:	the walk to set up: state->pos.nofault, and state->pos.blocked
+ *		if the registers cannot be read without a lock
  * @regs:	user registers of the current task
  */
 void unwind_user_start_nofault(struct unwind_user_state *state,
 			       struct pt_regs *regs)
 {
 	memset(state, 0, sizeof(*state));
-	state->nofault = true;
-	arch_unwind_user_init(state, regs);
+	state->pos.nofault = true;
+	arch_unwind_user_init(&state->pos, regs);
 }
 
 /* The value a rule gives, from the callee's registers and the CFA. */
@@ -164,13 +164,13 @@ static int unwind_user_loc_value(struct unwind_user_state *state,
 
 	switch (loc->rule) {
 	case UNWIND_USER_RULE_SAME:
-		*val = state->fp;
+		*val = state->pos.fp;
 		return 0;
 	case UNWIND_USER_RULE_SP:
-		base = state->sp;
+		base = state->pos.sp;
 		break;
 	case UNWIND_USER_RULE_FP:
-		base = state->fp;
+		base = state->pos.fp;
 		break;
 	default:
 		base = cfa;
@@ -181,10 +181,11 @@ static int unwind_user_loc_value(struct unwind_user_state *state,
 		*val = base;
 		return 0;
 	}
-	if (base & (state->ws - 1))
+	if (base & (state->pos.ws - 1))
 		return -EFAULT;
 	return unwind_user_read_word(state,
-				     unwind_user_addr(state, state->sp_base, base),
+				     unwind_user_addr(&state->pos,
+						      state->pos.sp_base, base),
 				     val);
 }
 
@@ -216,11 +217,11 @@ unwind_user_step_frame(struct unwind_user_state *state,
 	unsigned long cfa, ra, fp;
 
 	/* A frame pointer of 0 is no frame: the outermost frame has it. */
-	if (frame->cfa.rule == UNWIND_USER_RULE_FP && !state->fp)
+	if (frame->cfa.rule == UNWIND_USER_RULE_FP && !state->pos.fp)
 		return UNWIND_USER_STOP;
 	if (unwind_user_loc_value(state, &frame->cfa, 0, &cfa) ||
-	    cfa & (state->ws - 1) ||
-	    !unwind_user_rises(frame, cfa, state->sp, state->last_record,
+	    cfa & (state->pos.ws - 1) ||
+	    !unwind_user_rises(frame, cfa, state->pos.sp, state->last_record,
 			       state->above_sp || state->guess))
 		return UNWIND_USER_STOP;
 	if (unwind_user_loc_value(state, &frame->ra, cfa, &ra) ||
@@ -232,15 +233,15 @@ unwind_user_step_frame(struct unwind_user_state *state,
 	 * start past real frames, or it would end as if at the stack's end.
 	 */
 	if (frame->check_ra &&
-	    (!ra || !arch_unwind_user_after_call(state, ra, NULL)))
+	    (!ra || !arch_unwind_user_after_call(&state->pos, ra, NULL)))
 		return UNWIND_USER_STOP;
 	if (frame->records)
 		state->last_record = cfa;
 	if (frame->sets_floor)
 		state->above_sp = true;
-	state->ip = ra;
-	state->sp = cfa;
-	state->fp = fp;
+	state->pos.ip = ra;
+	state->pos.sp = cfa;
+	state->pos.fp = fp;
 	return ra ? UNWIND_USER_NEXT : UNWIND_USER_END;
 }
 
@@ -294,7 +295,8 @@ unwind_user_run(struct unwind_user_state *state,
 				     (record ? 16 : frame->span);
 	const unsigned long pc_start = frame->pc_start;
 	const unsigned long pc_len = frame->pc_end - frame->pc_start;
-	unsigned long fp = state->fp, sp = state->sp, ip = state->ip;
+	unsigned long fp = state->pos.fp, sp = state->pos.sp;
+	unsigned long ip = state->pos.ip;
 	unsigned long last = state->last_record, lo, cfa = 0, next, ra;
 	unsigned int nr = trace->nr;
 	enum unwind_user_step step = UNWIND_USER_STOP;
@@ -344,16 +346,16 @@ fault:
 out:
 	user_access_end();
 	if (faulted)
-		unwind_user_read_failed(state, cfa + lo_off);
+		unwind_user_read_failed(&state->pos, cfa + lo_off);
 	/* All but a last entry out of the range are in it. */
 	if (*known == trace->nr && frame->known_text)
 		*known = step == UNWIND_USER_NEXT ? nr - 1 : nr;
 	if (frame->sets_floor && nr > trace->nr)
 		state->above_sp = true;
 	state->last_record = last;
-	state->ip = ip;
-	state->sp = sp;
-	state->fp = fp;
+	state->pos.ip = ip;
+	state->pos.sp = sp;
+	state->pos.fp = fp;
 	trace->nr = nr;
 	return step;
 }
@@ -377,9 +379,9 @@ static void unwind_user_frame_at_sp(struct unwind_user_state *state,
 	struct unwind_user_frame *frame = &state->frame;
 
 	frame->cfa = (struct unwind_user_loc){ UNWIND_USER_RULE_SP, false,
-					       sp_off + state->ws };
+					       sp_off + state->pos.ws };
 	frame->ra = (struct unwind_user_loc){ UNWIND_USER_RULE_CFA, true,
-					      -(s32)state->ws };
+					      -(s32)state->pos.ws };
 	frame->fp = (struct unwind_user_loc){ UNWIND_USER_RULE_SAME };
 	frame->outermost = false;
 	frame->sets_floor = false;
@@ -412,7 +414,7 @@ unwind_user_first_frame(struct unwind_user_state *state,
 	unsigned long ra, sp_off;
 
 	*framep = &state->frame;
-	if (arch_unwind_user_first_frame(state, &sp_off)) {
+	if (arch_unwind_user_first_frame(&state->pos, &sp_off)) {
 		unwind_user_frame_at_sp(state, sp_off);
 		return UNWIND_USER_FRAME;
 	}
@@ -420,14 +422,14 @@ unwind_user_first_frame(struct unwind_user_state *state,
 	 * The table first: decoding the call costs more, and rarely runs.
 	 * A process with no table at all (most of them) reads nothing.
 	 */
-	if (state->ws != 8 || !unwind_sframe_has_tables())
+	if (state->pos.ws != 8 || !unwind_sframe_has_tables())
 		return UNWIND_USER_UNKNOWN;
-	if (get_user(ra, (u64 __user *)state->sp)) {
-		unwind_user_read_failed(state, state->sp);
+	if (get_user(ra, (u64 __user *)state->pos.sp)) {
+		unwind_user_read_failed(&state->pos, state->pos.sp);
 		return UNWIND_USER_UNKNOWN;
 	}
 	if (unwind_sframe_covers(state, ra) &&
-	    arch_unwind_user_after_call(state, ra, NULL)) {
+	    arch_unwind_user_after_call(&state->pos, ra, NULL)) {
 		unwind_user_frame_at_sp(state, 0);
 		return UNWIND_USER_FRAME;
 	}
@@ -435,7 +437,7 @@ unwind_user_first_frame(struct unwind_user_state *state,
 }
 
 /*
- * Describe the frame at state->ip, asking the formats in the order the
+ * Describe the frame at state->pos.ip, asking the formats in the order the
  * walk wants them: tables, then code read where neither tables nor frame
  * pointers describe it, then frame pointers, which describe any frame
  * (whether its record is good, the step tells).
@@ -470,7 +472,7 @@ unwind_user_find(struct unwind_user_state *state, bool topmost,
 	 * the one the kernel wrote, which gives the interrupted registers.
 	 */
 	if (found == UNWIND_USER_UNKNOWN && !topmost && state->in_table_gap &&
-	    arch_unwind_user_sigframe(state))
+	    arch_unwind_user_sigframe(&state->pos))
 		return UNWIND_USER_NEXT;
 	if (found == UNWIND_USER_UNKNOWN)
 		found = unwind_code_frame(state, topmost, frame);
@@ -491,12 +493,12 @@ unwind_user_find(struct unwind_user_state *state, bool topmost,
  * stack above is scanned for return addresses (unwind_user_guess()),
  * counted in @trace->guessed.
  *
- * With @state->nofault set, the caller has disabled page faults (see
+ * With @state->pos.nofault set, the caller has disabled page faults (see
  * unwind_user_nofault()): the walk takes no lock and allocates nothing,
- * and sets @state->blocked where it would have to (the result must then
+ * and sets @state->pos.blocked where it would have to (the result must then
  * be thrown away).
  *
- * Context: Task context, page faults allowed; with @state->nofault, any
+ * Context: Task context, page faults allowed; with @state->pos.nofault, any
  * context whose task is in user mode below it, page faults disabled.
  * Return: the number of entries stored (also in @trace->nr).
  */
@@ -513,17 +515,18 @@ int unwind_user_walk(struct unwind_user_state *state,
 	might_fault();
 	trace->nr = 0;
 	trace->guessed = 0;
-	if (!max || !state->ip)
+	if (!max || !state->pos.ip)
 		return 0;
-	trace->entries[trace->nr++] = unwind_user_addr(state, state->ip_base,
-						       state->ip);
+	trace->entries[trace->nr++] = unwind_user_addr(&state->pos,
+						       state->pos.ip_base,
+						       state->pos.ip);
 	/* What one walk learns; a state may be walked again. */
 	state->last_record = 0;
 	state->above_sp = false;
-	state->sframe_rows_read = 0;
+	state->sframe.rows_read = 0;
 	state->marked_from = UINT_MAX;
 
-	while (trace->nr < max && !state->blocked) {
+	while (trace->nr < max && !state->pos.blocked) {
 		state->frames = trace->nr;
 		step = unwind_user_find(state, topmost, &frame);
 		if (step == UNWIND_USER_NEXT) {
@@ -533,8 +536,9 @@ int unwind_user_walk(struct unwind_user_state *state,
 			 * (sigaltstack). Every stored entry bounds the walk.
 			 */
 			trace->entries[trace->nr++] =
-				unwind_user_addr(state, state->ip_base,
-						 state->ip);
+				unwind_user_addr(&state->pos,
+						 state->pos.ip_base,
+						 state->pos.ip);
 			state->last_record = 0;
 			state->above_sp = false;
 			topmost = true;
@@ -546,11 +550,11 @@ int unwind_user_walk(struct unwind_user_state *state,
 			break;
 		/* The frame's own IP, a return address, in known text? */
 		if (!topmost && known == trace->nr - 1 && frame->known_text &&
-		    unwind_user_in_range(frame, state->ip - 1))
+		    unwind_user_in_range(frame, state->pos.ip - 1))
 			known = trace->nr;
 		topmost = false;
 		step = UNWIND_USER_UNKNOWN;
-		if (state->ws == 8 && frame->simple && !frame->check_ra) {
+		if (state->pos.ws == 8 && frame->simple && !frame->check_ra) {
 			if (unwind_user_record64(frame))
 				step = unwind_user_run(state, frame, trace, max,
 						       &known, true);
@@ -568,10 +572,11 @@ int unwind_user_walk(struct unwind_user_state *state,
 			if (step != UNWIND_USER_NEXT)
 				break;
 			trace->entries[trace->nr++] =
-				unwind_user_addr(state, state->ip_base,
-						 state->ip);
+				unwind_user_addr(&state->pos,
+						 state->pos.ip_base,
+						 state->pos.ip);
 		} while (trace->nr < max &&
-			 unwind_user_in_range(frame, state->ip - 1));
+			 unwind_user_in_range(frame, state->pos.ip - 1));
 		if (step != UNWIND_USER_NEXT)
 			break;
 	}
@@ -580,13 +585,13 @@ int unwind_user_walk(struct unwind_user_state *state,
 	 * scan looks mappings up under the mmap lock: not without faults.
 	 */
 	if (state->guess && step != UNWIND_USER_END && trace->nr < max &&
-	    !state->blocked) {
-		if (state->nofault)
-			state->blocked = true;
+	    !state->pos.blocked) {
+		if (state->pos.nofault)
+			state->pos.blocked = true;
 		else
 			unwind_user_guess(state, trace, max);
 	}
-	if (state->blocked)
+	if (state->pos.blocked)
 		return trace->nr;
 	walked = trace->nr - trace->guessed;
 	unwind_user_check_text(state, trace, known);

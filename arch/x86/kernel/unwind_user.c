@@ -26,17 +26,17 @@
 
 /**
  * arch_unwind_user_init - start a walk from the user registers
- * @state:	the walk
+ * @pos:	the walk
  * @regs:	user registers of the current task
  */
-void arch_unwind_user_init(struct unwind_user_state *state,
+void arch_unwind_user_init(struct unwind_user_pos *pos,
 			   struct pt_regs *regs)
 {
 	long base;
 
-	state->ip = regs->ip;
-	state->sp = regs->sp;
-	state->fp = regs->bp;
+	pos->ip = regs->ip;
+	pos->sp = regs->sp;
+	pos->fp = regs->bp;
 #ifdef CONFIG_UPROBES
 	/*
 	 * Returning from a uprobe's breakpoint, the task is about to execute
@@ -45,34 +45,34 @@ void arch_unwind_user_init(struct unwind_user_state *state,
 	 */
 	if (current->utask && current->utask->state == UTASK_SSTEP &&
 	    regs->ip == current->utask->xol_vaddr)
-		state->ip = current->utask->vaddr;
+		pos->ip = current->utask->vaddr;
 #endif
-	state->ws = 8;
-	state->ip_base = 0;
-	state->sp_base = 0;
+	pos->ws = 8;
+	pos->ip_base = 0;
+	pos->sp_base = 0;
 	if (user_64bit_mode(regs)) {
 		/*
 		 * A system call's number; an exception's error code or an
 		 * interrupt's vector too. Interrupted user code with -1 is
 		 * not at a system call.
 		 */
-		state->syscall = (long)regs->orig_ax >= 0;
+		pos->syscall = (long)regs->orig_ax >= 0;
 		return;
 	}
 
-	state->ws = 4;
-	state->ip = (u32)state->ip;
-	state->sp = (u32)regs->sp;
-	state->fp = (u32)regs->bp;
+	pos->ws = 4;
+	pos->ip = (u32)pos->ip;
+	pos->sp = (u32)regs->sp;
+	pos->fp = (u32)regs->bp;
 	/* A segment of the LDT is looked up under a mutex: not here. */
-	if (state->nofault && ((regs->cs | regs->ss) & SEGMENT_TI_MASK)) {
-		state->blocked = true;
+	if (pos->nofault && ((regs->cs | regs->ss) & SEGMENT_TI_MASK)) {
+		pos->blocked = true;
 		return;
 	}
 	base = insn_get_seg_base(regs, INAT_SEG_REG_CS);
-	state->ip_base = base == -1L ? 0 : base;
+	pos->ip_base = base == -1L ? 0 : base;
 	base = insn_get_seg_base(regs, INAT_SEG_REG_SS);
-	state->sp_base = base == -1L ? 0 : base;
+	pos->sp_base = base == -1L ? 0 : base;
 }
 
 /*
@@ -81,10 +81,10 @@ void arch_unwind_user_init(struct unwind_user_state *state,
  * the original bytes; when the task is about to single-step the probed
  * instruction, its out-of-line slot starts with the original first byte.
  */
-static unsigned int unwind_user_insn(struct unwind_user_state *state,
+static unsigned int unwind_user_insn(struct unwind_user_pos *pos,
 				     u8 *buf, unsigned int len)
 {
-	unsigned long ip = unwind_user_addr(state, state->ip_base, state->ip);
+	unsigned long ip = unwind_user_addr(pos, pos->ip_base, pos->ip);
 	unsigned int got;
 
 	/*
@@ -101,7 +101,7 @@ static unsigned int unwind_user_insn(struct unwind_user_state *state,
 		got = len - unwind_user_copy(buf, (void __user *)ip, len);
 	}
 	if (got < len)
-		unwind_user_read_failed(state, ip + got);
+		unwind_user_read_failed(pos, ip + got);
 #ifdef CONFIG_UPROBES
 	if (got && buf[0] == 0xcc && current->utask &&
 	    current->utask->vaddr == ip) {
@@ -112,7 +112,7 @@ static unsigned int unwind_user_insn(struct unwind_user_state *state,
 			got = len;
 		} else if (utask->state == UTASK_SSTEP &&
 			   get_user(buf[0], (u8 __user *)utask->xol_vaddr)) {
-			unwind_user_read_failed(state, utask->xol_vaddr);
+			unwind_user_read_failed(pos, utask->xol_vaddr);
 			got = 0;
 		}
 	}
@@ -126,13 +126,13 @@ static unsigned int unwind_user_insn(struct unwind_user_state *state,
  * there too). That function pushed %ecx, %edx and %ebp and has no frame
  * of its own; the entry code put the caller's %ebp back in the registers.
  */
-static bool unwind_user_in_vsyscall(struct unwind_user_state *state)
+static bool unwind_user_in_vsyscall(struct unwind_user_pos *pos)
 {
 #ifdef CONFIG_IA32_EMULATION
 	unsigned long vdso = (unsigned long)current->mm->context.vdso;
 
-	return state->ws == 4 && vdso && !state->ip_base &&
-	       state->ip == (u32)(vdso + vdso_image_32.sym_int80_landing_pad);
+	return pos->ws == 4 && vdso && !pos->ip_base &&
+	       pos->ip == (u32)(vdso + vdso_image_32.sym_int80_landing_pad);
 #else
 	return false;
 #endif
@@ -140,7 +140,7 @@ static bool unwind_user_in_vsyscall(struct unwind_user_state *state)
 
 /**
  * arch_unwind_user_first_frame - is the sampled function's frame missing?
- * @state:	the walk, at its first frame
+ * @pos:	the walk, at its first frame
  * @sp_off:	set to where the return address is, relative to the stack
  *		pointer, when the function has no frame at the sampled IP
  *
@@ -154,7 +154,7 @@ static bool unwind_user_in_vsyscall(struct unwind_user_state *state)
  *
  * Return: true if the return address must be read at sp + *@sp_off.
  */
-bool arch_unwind_user_first_frame(struct unwind_user_state *state,
+bool arch_unwind_user_first_frame(struct unwind_user_pos *pos,
 				  unsigned long *sp_off)
 {
 	/* endbr64 is f3 0f 1e fa; endbr32 is f3 0f 1e fb. */
@@ -162,13 +162,13 @@ bool arch_unwind_user_first_frame(struct unwind_user_state *state,
 	unsigned int n, i = 0;
 	u8 insn[8];
 
-	if (unwind_user_in_vsyscall(state)) {
-		*sp_off = 3 * state->ws;
+	if (unwind_user_in_vsyscall(pos)) {
+		*sp_off = 3 * pos->ws;
 		return true;
 	}
-	n = unwind_user_insn(state, insn, sizeof(insn));
+	n = unwind_user_insn(pos, insn, sizeof(insn));
 	if (n >= 5 && !memcmp(insn, endbr, 3) &&
-	    insn[3] == (state->ws == 8 ? 0xfa : 0xfb))
+	    insn[3] == (pos->ws == 8 ? 0xfa : 0xfb))
 		i = 4;
 	if (n <= i)
 		return false;
@@ -183,12 +183,12 @@ bool arch_unwind_user_first_frame(struct unwind_user_state *state,
 	if (i)
 		return false;
 	/* mov %rsp,%rbp: 48 89 e5 or 48 8b ec; compat: 89 e5 or 8b ec. */
-	if (state->ws == 8 && n >= 3 && insn[0] == 0x48)
+	if (pos->ws == 8 && n >= 3 && insn[0] == 0x48)
 		i = 1;
 	if (n >= i + 2 && ((insn[i] == 0x89 && insn[i + 1] == 0xe5) ||
 			   (insn[i] == 0x8b && insn[i + 1] == 0xec)) &&
-	    (state->ws == 4 || i == 1)) {
-		*sp_off = state->ws;
+	    (pos->ws == 4 || i == 1)) {
+		*sp_off = pos->ws;
 		return true;
 	}
 	return false;
@@ -196,7 +196,7 @@ bool arch_unwind_user_first_frame(struct unwind_user_state *state,
 
 /**
  * arch_unwind_user_after_call - does a call instruction end right at @ra?
- * @state:	the walk (64-bit tasks only)
+ * @pos:	the walk (64-bit tasks only)
  * @ra:		a word from the stack that may be a return address
  * @target:	if not NULL, set to the called address for a direct call,
  *		0 for an indirect one
@@ -208,19 +208,19 @@ bool arch_unwind_user_first_frame(struct unwind_user_state *state,
  *
  * Return: true if an instruction ending at @ra is a call.
  */
-bool arch_unwind_user_after_call(struct unwind_user_state *state,
+bool arch_unwind_user_after_call(struct unwind_user_pos *pos,
 				 unsigned long ra, unsigned long *target)
 {
 	unsigned int start;
 	u8 buf[8];
 	s32 rel;
 
-	if (state->ws != 8 || ra < sizeof(buf))
+	if (pos->ws != 8 || ra < sizeof(buf))
 		return false;
 	if (unwind_user_copy(buf, (void __user *)(ra - sizeof(buf)), sizeof(buf))) {
 		/* The bytes may span two pages: either may be the missing one. */
-		unwind_user_read_failed(state, ra - sizeof(buf));
-		unwind_user_read_failed(state, ra - 1);
+		unwind_user_read_failed(pos, ra - sizeof(buf));
+		unwind_user_read_failed(pos, ra - 1);
 		return false;
 	}
 	/* The usual call, "call rel32": decoding it would say the same. */
@@ -254,28 +254,28 @@ bool arch_unwind_user_after_call(struct unwind_user_state *state,
 
 /**
  * arch_unwind_user_after_syscall - is the IP at a system call instruction?
- * @state:	the walk (64-bit tasks only), at its first frame
+ * @pos:	the walk (64-bit tasks only), at its first frame
  *
  * Back from a system call, the IP follows the "syscall" instruction; a
  * call to be restarted has it moved back onto that instruction.
  *
  * Return: true if "syscall" (0f 05) ends at the IP or starts there.
  */
-bool arch_unwind_user_after_syscall(struct unwind_user_state *state)
+bool arch_unwind_user_after_syscall(struct unwind_user_pos *pos)
 {
 	u16 before, at;
 
-	if (state->ws != 8 || state->ip < 2 || state->ip >= TASK_SIZE_MAX - 2)
+	if (pos->ws != 8 || pos->ip < 2 || pos->ip >= TASK_SIZE_MAX - 2)
 		return false;
-	if (get_user(before, (u16 __user *)(state->ip - 2))) {
-		unwind_user_read_failed(state, state->ip - 2);
+	if (get_user(before, (u16 __user *)(pos->ip - 2))) {
+		unwind_user_read_failed(pos, pos->ip - 2);
 		return false;
 	}
 	/* Little-endian: the bytes 0f 05. */
 	if (before == 0x050f)
 		return true;
-	if (get_user(at, (u16 __user *)state->ip)) {
-		unwind_user_read_failed(state, state->ip);
+	if (get_user(at, (u16 __user *)pos->ip)) {
+		unwind_user_read_failed(pos, pos->ip);
 		return false;
 	}
 	return at == 0x050f;
@@ -294,7 +294,7 @@ static const u8 unwind_sigreturn_l[] = {
 
 /**
  * arch_unwind_user_sigframe - step over a signal frame the kernel wrote
- * @state:	the walk (64-bit tasks only), at a frame whose IP is a
+ * @pos:	the walk (64-bit tasks only), at a frame whose IP is a
  *		return address
  *
  * A handler returns into its restorer with the stack pointer at the
@@ -303,22 +303,22 @@ static const u8 unwind_sigreturn_l[] = {
  * rt_sigreturn, take the interrupted IP, stack and frame pointers from
  * there: the kernel wrote them, and rt_sigreturn resumes from them.
  *
- * Return: true if @state is now the interrupted frame's.
+ * Return: true if @pos is now the interrupted frame's.
  */
-bool arch_unwind_user_sigframe(struct unwind_user_state *state)
+bool arch_unwind_user_sigframe(struct unwind_user_pos *pos)
 {
-	unsigned long frame = state->sp - sizeof(long);
+	unsigned long frame = pos->sp - sizeof(long);
 	struct rt_sigframe __user *sf = (struct rt_sigframe __user *)frame;
 	u8 code[sizeof(unwind_sigreturn_q)];
 	u64 ip, sp, bp;
 
-	if (state->ws != 8 || state->ip >= TASK_SIZE_MAX - sizeof(code) ||
+	if (pos->ws != 8 || pos->ip >= TASK_SIZE_MAX - sizeof(code) ||
 	    frame >= TASK_SIZE_MAX - sizeof(*sf))
 		return false;
-	if (unwind_user_copy(code, (void __user *)state->ip, sizeof(code))) {
+	if (unwind_user_copy(code, (void __user *)pos->ip, sizeof(code))) {
 		/* The bytes may span two pages: either may be the missing one. */
-		unwind_user_read_failed(state, state->ip);
-		unwind_user_read_failed(state, state->ip + sizeof(code) - 1);
+		unwind_user_read_failed(pos, pos->ip);
+		unwind_user_read_failed(pos, pos->ip + sizeof(code) - 1);
 		return false;
 	}
 	if (memcmp(code, unwind_sigreturn_q, sizeof(unwind_sigreturn_q)) &&
@@ -327,11 +327,11 @@ bool arch_unwind_user_sigframe(struct unwind_user_state *state)
 	if (get_user(ip, &sf->uc.uc_mcontext.ip) ||
 	    get_user(sp, &sf->uc.uc_mcontext.sp) ||
 	    get_user(bp, &sf->uc.uc_mcontext.bp)) {
-		unwind_user_read_failed(state, frame);
+		unwind_user_read_failed(pos, frame);
 		return false;
 	}
-	state->ip = ip;
-	state->sp = sp;
-	state->fp = bp;
+	pos->ip = ip;
+	pos->sp = sp;
+	pos->fp = bp;
 	return true;
 }

@@ -1165,10 +1165,11 @@ static enum unwind_code_found code_read(struct code_reading *rp,
 
 /**
  * arch_unwind_user_code_frame - the frame at an IP, read from its code
- * @state:	the walk (64-bit tasks), at the frame: state->ip, and the
- *		frame's SP and FP, which the description is relative to;
- *		state->code_start and _end, the mapping that holds the
- *		code, which the reading does not leave
+ * @pos:	the frame (64-bit tasks): its IP, and its SP and FP, which
+ *		the description is relative to
+ * @start:	start of the executable mapping that holds the code, which
+ *		the reading does not leave
+ * @end:	end of that mapping (exclusive)
  * @frame:	receives the description: CFA, return address and caller's
  *		frame pointer
  * @scratch:	ARCH_UNWIND_CODE_SCRATCH bytes for the reading, which
@@ -1189,9 +1190,10 @@ static enum unwind_code_found code_read(struct code_reading *rp,
  * UNWIND_CODE_NONE if the reading gave up.
  */
 enum unwind_code_found
-arch_unwind_user_code_frame(struct unwind_user_state *state,
+arch_unwind_user_code_frame(const struct unwind_user_pos *pos,
+			    unsigned long start, unsigned long end,
 			    struct unwind_user_frame *frame, void *scratch,
-			 unsigned int *budget)
+			    unsigned int *budget)
 {
 	struct code_reading *rp = scratch;
 	enum unwind_code_found found;
@@ -1199,8 +1201,7 @@ arch_unwind_user_code_frame(struct unwind_user_state *state,
 
 	BUILD_BUG_ON(sizeof(*rp) > ARCH_UNWIND_CODE_SCRATCH);
 	rp->budget = min_t(unsigned int, *budget, CODE_INSNS);
-	found = code_read(rp, state->ip, state->sp, state->code_start,
-			  state->code_end);
+	found = code_read(rp, pos->ip, pos->sp, start, end);
 	*budget -= min(rp->insns, *budget);
 	if (found == UNWIND_CODE_NONE)
 		return found;

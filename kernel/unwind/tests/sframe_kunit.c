@@ -19,6 +19,7 @@
 #include <linux/unwind_sframe.h>
 #include <linux/unwind_user.h>
 #include "../sframe.h"
+#include "../walk.h"
 
 /* A lookup with the budget of the deepest walk. */
 static int sframe_find_row(const struct unwind_sframe_sec *sec,
@@ -448,7 +449,8 @@ static void sframe_walk_mixed(struct kunit *test)
 	unsigned long x_ip = env->text + 0x800, fp_x = s + 0x100;
 	u64 words[64] = { };
 	struct unwind_user_state state = {
-		.ip = env->text + 0x108, .sp = s, .fp = fp_a, .ws = 8,
+		.pos.ip = env->text + 0x108, .pos.sp = s, .pos.fp = fp_a,
+		.pos.ws = 8,
 	};
 	int i;
 
@@ -477,7 +479,8 @@ static void sframe_walk_mixed(struct kunit *test)
 
 	/* A loop through the table (CFA not above SP) ends the walk. */
 	state = (struct unwind_user_state){
-		.ip = env->text + 0x108, .sp = fp_a + 16, .fp = fp_a, .ws = 8,
+		.pos.ip = env->text + 0x108, .pos.sp = fp_a + 16,
+		.pos.fp = fp_a, .pos.ws = 8,
 	};
 	unwind_user_walk(&state, &env->trace, UNWIND_USER_MAX_DEPTH);
 	KUNIT_EXPECT_EQ(test, env->trace.nr, 1);
@@ -507,7 +510,8 @@ static void sfk_walk_recursion(struct kunit *test, struct sfk_env *env,
 {
 	unsigned long s = env->stack + PAGE_SIZE;
 	struct unwind_user_state state = {
-		.ip = env->text + 0x208, .sp = s, .fp = fp, .ws = 8,
+		.pos.ip = env->text + 0x208, .pos.sp = s, .pos.fp = fp,
+		.pos.ws = 8,
 	};
 	u64 zero = 0;
 	int i;
@@ -537,7 +541,8 @@ static void sframe_walk_ends(struct kunit *test)
 	unsigned long x_ip = env->text + 0x800, x2_ip = env->text + 0x810;
 	u64 loop[2] = { f, env->text + 0x108 };
 	struct unwind_user_state state = {
-		.ip = env->text + 0x107, .sp = s, .fp = f, .ws = 8,
+		.pos.ip = env->text + 0x107, .pos.sp = s, .pos.fp = f,
+		.pos.ws = 8,
 	};
 	int i;
 

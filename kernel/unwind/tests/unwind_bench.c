@@ -51,6 +51,7 @@
 #include <asm/apic.h>
 #include <asm/irq_regs.h>
 #include "unwind_test_ctx.h"
+#include "../walk.h"
 
 #define BENCH_MAX_SAMPLES	4096
 

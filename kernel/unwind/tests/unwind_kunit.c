@@ -12,6 +12,7 @@
 #include <linux/unwind_deferred.h>
 #include <linux/unwind_user.h>
 #include <asm/unwind_user.h>
+#include "../walk.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
@@ -124,7 +125,7 @@ static unsigned int walk(struct walk_env *env, unsigned long ip,
 			 unsigned long sp, unsigned long fp, unsigned int max)
 {
 	struct unwind_user_state state = {
-		.ip = ip, .sp = sp, .fp = fp, .ws = env->ws,
+		.pos.ip = ip, .pos.sp = sp, .pos.fp = fp, .pos.ws = env->ws,
 	};
 
 	return unwind_user_walk(&state, &env->trace, max);
@@ -302,7 +303,7 @@ static void walk_compat_wrap(struct kunit *test)
 	static const u8 push[] = { 0x55, 0x89, 0xe5 };
 	const unsigned long ipb = 0xf0000000UL, spb = 0xe0000000UL;
 	struct walk_env *env = walk_env(test, 4);
-	struct unwind_user_state state = { .ws = 4 };
+	struct unwind_user_state state = { .pos.ws = 4 };
 	unsigned long code = env->text + 0x900;
 	int i;
 
@@ -311,20 +312,20 @@ static void walk_compat_wrap(struct kunit *test)
 		put_frame(test, env, i, i < 2 ? (u32)(FRAME(env, i + 1) - spb) : 0,
 			  (u32)(RA(env, i) - ipb));
 
-	state.ip = (u32)(NOP_IP(env) - ipb);
-	state.sp = (u32)(FRAME(env, 0) - 0x20 - spb);
-	state.fp = (u32)(FRAME(env, 0) - spb);
-	state.ip_base = ipb;
-	state.sp_base = spb;
+	state.pos.ip = (u32)(NOP_IP(env) - ipb);
+	state.pos.sp = (u32)(FRAME(env, 0) - 0x20 - spb);
+	state.pos.fp = (u32)(FRAME(env, 0) - spb);
+	state.pos.ip_base = ipb;
+	state.pos.sp_base = spb;
 	unwind_user_walk(&state, &env->trace, UNWIND_USER_MAX_DEPTH);
 	expect_chain(test, env, NOP_IP(env), 3);
 
 	/* On a push: the return address at sp, then frame 1 on. */
 	put_code(test, code, push, sizeof(push));
 	put_word(test, env, env->stack + 0x80, (u32)(RA(env, 0) - ipb));
-	state.ip = (u32)(code - ipb);
-	state.sp = (u32)(env->stack + 0x80 - spb);
-	state.fp = (u32)(FRAME(env, 1) - spb);
+	state.pos.ip = (u32)(code - ipb);
+	state.pos.sp = (u32)(env->stack + 0x80 - spb);
+	state.pos.fp = (u32)(FRAME(env, 1) - spb);
 	unwind_user_walk(&state, &env->trace, UNWIND_USER_MAX_DEPTH);
 	KUNIT_ASSERT_EQ(test, env->trace.nr, 4);
 	KUNIT_EXPECT_EQ(test, env->entries[0], code);
@@ -383,7 +384,7 @@ static void code_walk(struct kunit *test, struct code_env *r,
 		      const u8 *code, size_t len, unsigned long fp)
 {
 	struct unwind_user_state state = {
-		.sp = r->sp, .fp = fp, .ws = 8, .syscall = true,
+		.pos.sp = r->sp, .pos.fp = fp, .pos.ws = 8, .pos.syscall = true,
 	};
 	size_t i;
 
@@ -393,7 +394,7 @@ static void code_walk(struct kunit *test, struct code_env *r,
 			break;
 	}
 	KUNIT_ASSERT_LT(test, i + 1, len);
-	state.ip = LIB_IP(r->lib) + i + 2;
+	state.pos.ip = LIB_IP(r->lib) + i + 2;
 	unwind_user_walk(&state, &r->env->trace, UNWIND_USER_MAX_DEPTH);
 }
 
@@ -571,8 +572,9 @@ static void code_not_syscall(struct kunit *test)
 	};
 	struct code_env r = code_env(test);
 	struct unwind_user_state state = {
-		.sp = r.sp, .fp = FRAME(r.env, 0), .ws = 8, .syscall = true,
-		.ip = LIB_IP(r.lib),
+		.pos.sp = r.sp, .pos.fp = FRAME(r.env, 0), .pos.ws = 8,
+		.pos.syscall = true,
+		.pos.ip = LIB_IP(r.lib),
 	};
 
 	put_word(test, r.env, r.sp + 0x28, PROG_RA(r.env));
@@ -582,8 +584,8 @@ static void code_not_syscall(struct kunit *test)
 	code_expect_fp(test, &r);
 	/* After it, but the entry was no system call. */
 	state = (struct unwind_user_state){
-		.sp = r.sp, .fp = FRAME(r.env, 0), .ws = 8,
-		.ip = LIB_IP(r.lib) + 6,
+		.pos.sp = r.sp, .pos.fp = FRAME(r.env, 0), .pos.ws = 8,
+		.pos.ip = LIB_IP(r.lib) + 6,
 	};
 	unwind_user_walk(&state, &r.env->trace, UNWIND_USER_MAX_DEPTH);
 	code_expect_fp(test, &r);
@@ -783,16 +785,16 @@ static unsigned int walk_nofault(struct walk_env *env, bool guess,
 				 bool *blocked)
 {
 	struct unwind_user_state state = {
-		.ip = NOP_IP(env), .sp = FRAME(env, 0) - 0x20,
-		.fp = FRAME(env, 0), .ws = env->ws, .guess = guess,
-		.nofault = true,
+		.pos.ip = NOP_IP(env), .pos.sp = FRAME(env, 0) - 0x20,
+		.pos.fp = FRAME(env, 0), .pos.ws = env->ws, .guess = guess,
+		.pos.nofault = true,
 	};
 	unsigned int nr;
 
 	pagefault_disable();
 	nr = unwind_user_walk(&state, &env->trace, UNWIND_USER_MAX_DEPTH);
 	pagefault_enable();
-	*blocked = state.blocked;
+	*blocked = state.pos.blocked;
 	return nr;
 }
 
@@ -892,7 +894,7 @@ static void nofault_guess(struct kunit *test)
 static void nofault_no_fault_injection(struct kunit *test)
 {
 #ifdef CONFIG_FAULT_INJECTION_USERCOPY
-	struct unwind_user_state state = { .ws = 8, .nofault = true };
+	struct unwind_user_state state = { .pos.ws = 8, .pos.nofault = true };
 	static const u8 call[] = { 0xe8, 0x00, 0x00, 0x00, 0x00 };
 	struct walk_env *env = walk_env(test, 8);
 	unsigned int left;
@@ -901,7 +903,7 @@ static void nofault_no_fault_injection(struct kunit *test)
 	put_code(test, RA(env, 0) - sizeof(call), call, sizeof(call));
 	current->fail_nth = 1;
 	pagefault_disable();
-	after = arch_unwind_user_after_call(&state, RA(env, 0), NULL);
+	after = arch_unwind_user_after_call(&state.pos, RA(env, 0), NULL);
 	pagefault_enable();
 	left = current->fail_nth;
 	current->fail_nth = 0;

@@ -61,6 +61,7 @@
 #include <asm/apic.h>
 #endif
 #include "unwind_test_ctx.h"
+#include "../walk.h"
 
 #define TT_MAX_CLIENTS	8
 #define TT_SLOTS	256
@@ -765,7 +766,7 @@ static int tt_walk_pre(struct kprobe *p, struct pt_regs *regs)
 	u64 cookie = READ_ONCE(current->unwind_info.cookie);
 	struct tt_slot *s = tt_slot_find(current);
 
-	if (!s || state->nofault)
+	if (!s || state->pos.nofault)
 		return 0;
 	tt_inc(TT_WALKS);
 	if (cookie && cookie == s->walk_cookie)

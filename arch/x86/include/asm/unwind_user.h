@@ -11,14 +11,14 @@
 
 struct pt_regs;
 
-void arch_unwind_user_init(struct unwind_user_state *state,
+void arch_unwind_user_init(struct unwind_user_pos *pos,
 			   struct pt_regs *regs);
-bool arch_unwind_user_first_frame(struct unwind_user_state *state,
+bool arch_unwind_user_first_frame(struct unwind_user_pos *pos,
 				  unsigned long *sp_off);
-bool arch_unwind_user_after_call(struct unwind_user_state *state,
+bool arch_unwind_user_after_call(struct unwind_user_pos *pos,
 				 unsigned long ra, unsigned long *target);
-bool arch_unwind_user_after_syscall(struct unwind_user_state *state);
-bool arch_unwind_user_sigframe(struct unwind_user_state *state);
+bool arch_unwind_user_after_syscall(struct unwind_user_pos *pos);
+bool arch_unwind_user_sigframe(struct unwind_user_pos *pos);
 
 /* What arch_unwind_user_code_frame() found. */
 enum unwind_code_found {
@@ -31,8 +31,9 @@ enum unwind_code_found {
 #define ARCH_UNWIND_CODE_SCRATCH	4608
 
 enum unwind_code_found
-arch_unwind_user_code_frame(struct unwind_user_state *state,
+arch_unwind_user_code_frame(const struct unwind_user_pos *pos,
+			    unsigned long start, unsigned long end,
 			    struct unwind_user_frame *frame, void *scratch,
-			 unsigned int *budget);
+			    unsigned int *budget);
 
 #endif /* _ASM_X86_UNWIND_USER_H */

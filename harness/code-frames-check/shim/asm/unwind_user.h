@@ -11,7 +11,8 @@ enum unwind_code_found {
 #define ARCH_UNWIND_CODE_SCRATCH	4608
 
 enum unwind_code_found
-arch_unwind_user_code_frame(struct unwind_user_state *state,
+arch_unwind_user_code_frame(const struct unwind_user_pos *pos,
+			    unsigned long start, unsigned long end,
 			    struct unwind_user_frame *frame, void *scratch,
 			    unsigned int *budget);
 #endif

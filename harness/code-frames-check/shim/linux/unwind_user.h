@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Host stand-in: the walk's types, from the kernel's own header. */
+/* Host stand-in: the walk's public types, from the kernel's own header. */
 #ifndef _SHIM_LINUX_UNWIND_USER_H
 #define _SHIM_LINUX_UNWIND_USER_H
 struct rcu_head { void *next, *func; };
