@@ -100,9 +100,9 @@ struct unwind_user_frame {
  * @ip:		user instruction pointer of the current frame
  * @sp:		user stack pointer of the current frame
  * @fp:		user frame pointer of the current frame
- * @ws:		word size of the task's user mode: 8, or 4 for compat tasks
  * @ip_base:	segment base added to code addresses (compat tasks)
  * @sp_base:	segment base added to stack addresses (compat tasks)
+ * @ws:		word size of the task's user mode: 8, or 4 for compat tasks
  * @syscall:	the task entered the kernel by a system call, or may have:
  *		the architecture's cheap test of the entry registers
  * @nofault:	the walk may not fault, sleep, take a lock or allocate (an
@@ -119,9 +119,9 @@ struct unwind_user_pos {
 	unsigned long	ip;
 	unsigned long	sp;
 	unsigned long	fp;
-	unsigned int	ws;
 	unsigned long	ip_base;
 	unsigned long	sp_base;
+	unsigned int	ws;
 	bool		syscall;
 	bool		nofault;
 	bool		blocked;

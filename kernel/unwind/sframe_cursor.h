@@ -28,7 +28,7 @@ struct unwind_sframe_row {
 };
 
 /**
- * struct unwind_sframe_sec - an SFrame section, checked, as the registry keeps it
+ * struct unwind_sframe_sec - a checked SFrame section in the registry
  * @text_start:	first address of the text it answers for
  * @text_end:	end of that text (exclusive)
  * @sframe:	user address of the section (of a table the kernel holds: the

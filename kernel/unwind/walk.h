@@ -22,16 +22,17 @@ struct pt_regs;
  * @last_record: CFA of the last frame-pointer record stepped, 0 if none
  * @above_sp:	a frame was stepped by a table's description: later
  *		frame-pointer records must lie at or above the stack pointer
- * @frame:	the description the walk steps by (struct unwind_user_frame)
- * @sframe:	the SFrame format's cursor (sframe_cursor.h)
  * @guess:	where the walk stops early, scan the stack for more frames
  *		(set by the caller after unwind_user_start())
+ * @frame:	the description the walk steps by (struct unwind_user_frame)
+ * @sframe:	the SFrame format's cursor (sframe_cursor.h)
  * @code:	the code reading's cursor (code_cursor.h)
  * @marked_from: entries from this one on rest on a convention (a frame
  *		read from its code that the code alone did not prove): the
  *		walk counts them with the guessed ones (UINT_MAX: none)
  * @no_files:	the walk may fault but reads no object's file: the caller
- *		may hold locks that reading it takes (unwind_user_faultable_known())
+ *		may hold locks that reading it takes
+ *		(unwind_user_faultable_known())
  * @files_skipped: set by a walk with @no_files that met text whose table
  *		a walk reading files could have found: exact, but maybe shorter
  * @in_table_gap: the IP is in an object whose table, given for its file
@@ -44,9 +45,9 @@ struct unwind_user_state {
 	unsigned int	frames;
 	unsigned long	last_record;
 	bool		above_sp;
+	bool		guess;
 	struct unwind_user_frame frame;
 	struct unwind_sframe_cursor sframe;
-	bool		guess;
 	struct unwind_code_cursor code;
 	unsigned int	marked_from;
 	bool		no_files;
