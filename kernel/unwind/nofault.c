@@ -4,7 +4,7 @@
  * interrupted user mode that takes no fault (unwind_user_nofault()),
  * and the stack the pass kept for the entry (unwind_user_entry_stack()).
  * They join the entry's record in the task's state word (entry.h; its
- * rules are at the top of deferred.c), and share the walk the core keeps
+ * rules are in entry.h), and share the walk the core keeps
  * for the entry.
  */
 #include <linux/minmax.h>
@@ -41,7 +41,7 @@ static bool unwind_user_copy_cached(struct unwind_task_info *info, u64 cookie,
 
 /*
  * May an interrupt with @regs join the current entry? An interrupt that is
- * not an NMI is always inside an open entry (see the top of deferred.c). An
+ * not an NMI is always inside an open entry (see entry.h). An
  * NMI is not, if it came in user mode, and may not be, if it came in
  * kernel mode with interrupts disabled: on the way out, a task whose state
  * is clear has no CLOSED bit to tell.
