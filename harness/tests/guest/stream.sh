@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Sourced by harness/guest-tests (and by run-tests' host check of it).
+#
+# stream NAME CMD...: run one test stream, its TAP to $out/NAME.tap and to
+# the output, for at most STREAM_LIMIT seconds (900 unless set). A stream
+# stopped at its limit ends with a failed result: its TAP has no plan that
+# would count the results it did not reach, so without one they would be
+# lost without a word.
+stream() {
+	local name=$1
+	shift
+	local start=$SECONDS
+	local limit=${STREAM_LIMIT:-900}
+
+	echo "# ---- $name"
+	timeout "$limit" "$@" 2>&1 | tee "$out/$name.tap"
+	if [ "${PIPESTATUS[0]}" -eq 124 ]; then
+		echo "not ok - $name: stopped at its limit of $limit s, the results after the last one did not run" |
+			tee -a "$out/$name.tap"
+	fi
+	echo "# ---- $name took $((SECONDS - start)) s"
+}
