@@ -12,7 +12,7 @@
 /**
  * struct unwind_task_info - deferred unwinding state of one task
  * @state:	requests, deliveries and the entry's phase; see the table in
- *		kernel/unwind/deferred.c for who sets and clears each bit
+ *		kernel/unwind/entry.h for who sets and clears each bit
  * @cookie:	cookie of the current entry, valid while the ACTIVE bit of
  *		@state is set. Written only by the task itself or by an
  *		interrupt or NMI running on top of it, by a cmpxchg from the

@@ -35,6 +35,12 @@ static inline unsigned long unwind_user_addr(const struct unwind_user_pos *pos,
 	return pos->ws == 4 ? (u32)addr : addr;
 }
 
+/* The IP the walk stands at, as a linear address. */
+static inline unsigned long unwind_user_ip(const struct unwind_user_pos *pos)
+{
+	return unwind_user_addr(pos, pos->ip_base, pos->ip);
+}
+
 /**
  * unwind_user_copy - copy user memory for a walk
  * @dst:	the kernel buffer

@@ -200,7 +200,7 @@ static __always_inline bool
 unwind_user_rises(const struct unwind_user_frame *frame, unsigned long cfa,
 		  unsigned long sp, unsigned long last, bool above_sp)
 {
-	if (!frame->records)
+	if (!(frame->flags & UNWIND_FRAME_RECORD))
 		return cfa > sp;
 	return cfa > last && (!above_sp || cfa + frame->fp.off >= sp);
 }
@@ -232,12 +232,12 @@ unwind_user_step_frame(struct unwind_user_state *state,
 	 * walk that guesses must stop where it goes wrong, or its scan would
 	 * start past real frames, or it would end as if at the stack's end.
 	 */
-	if (frame->check_ra &&
+	if ((frame->flags & UNWIND_FRAME_CHECK_RA) &&
 	    (!ra || !arch_unwind_user_after_call(&state->pos, ra, NULL)))
 		return UNWIND_USER_STOP;
-	if (frame->records)
+	if (frame->flags & UNWIND_FRAME_RECORD)
 		state->last_record = cfa;
-	if (frame->sets_floor)
+	if (frame->flags & UNWIND_FRAME_FLOOR)
 		state->above_sp = true;
 	state->pos.ip = ra;
 	state->pos.sp = cfa;
@@ -350,7 +350,7 @@ out:
 	/* All but a last entry out of the range are in it. */
 	if (*known == trace->nr && frame->known_text)
 		*known = step == UNWIND_USER_NEXT ? nr - 1 : nr;
-	if (frame->sets_floor && nr > trace->nr)
+	if ((frame->flags & UNWIND_FRAME_FLOOR) && nr > trace->nr)
 		state->above_sp = true;
 	state->last_record = last;
 	state->pos.ip = ip;
@@ -363,7 +363,8 @@ out:
 /* Is @frame a 64-bit frame-pointer record, { caller's FP, RA } at FP? */
 static bool unwind_user_record64(const struct unwind_user_frame *frame)
 {
-	return frame->records && frame->cfa.rule == UNWIND_USER_RULE_FP &&
+	return (frame->flags & UNWIND_FRAME_RECORD) &&
+	       frame->cfa.rule == UNWIND_USER_RULE_FP &&
 	       frame->cfa.off == 16 && frame->ra.off == -8 &&
 	       frame->fp.off == -16;
 }
@@ -383,10 +384,7 @@ static void unwind_user_frame_at_sp(struct unwind_user_state *state,
 	frame->ra = (struct unwind_user_loc){ UNWIND_USER_RULE_CFA, true,
 					      -(s32)state->pos.ws };
 	frame->fp = (struct unwind_user_loc){ UNWIND_USER_RULE_SAME };
-	frame->outermost = false;
-	frame->sets_floor = false;
-	frame->records = false;
-	frame->check_ra = false;
+	frame->flags = 0;
 	frame->pc_end = frame->pc_start;
 	unwind_user_frame_prepare(frame);
 }
@@ -517,9 +515,7 @@ int unwind_user_walk(struct unwind_user_state *state,
 	trace->guessed = 0;
 	if (!max || !state->pos.ip)
 		return 0;
-	trace->entries[trace->nr++] = unwind_user_addr(&state->pos,
-						       state->pos.ip_base,
-						       state->pos.ip);
+	trace->entries[trace->nr++] = unwind_user_ip(&state->pos);
 	/* What one walk learns; a state may be walked again. */
 	state->last_record = 0;
 	state->above_sp = false;
@@ -536,15 +532,14 @@ int unwind_user_walk(struct unwind_user_state *state,
 			 * (sigaltstack). Every stored entry bounds the walk.
 			 */
 			trace->entries[trace->nr++] =
-				unwind_user_addr(&state->pos,
-						 state->pos.ip_base,
-						 state->pos.ip);
+				unwind_user_ip(&state->pos);
 			state->last_record = 0;
 			state->above_sp = false;
 			topmost = true;
 			continue;
 		}
-		if (step == UNWIND_USER_FRAME && frame->outermost)
+		if (step == UNWIND_USER_FRAME &&
+		    (frame->flags & UNWIND_FRAME_OUTERMOST))
 			step = UNWIND_USER_END;
 		if (step != UNWIND_USER_FRAME)
 			break;
@@ -554,11 +549,12 @@ int unwind_user_walk(struct unwind_user_state *state,
 			known = trace->nr;
 		topmost = false;
 		step = UNWIND_USER_UNKNOWN;
-		if (state->pos.ws == 8 && frame->simple && !frame->check_ra) {
+		if (state->pos.ws == 8 && frame->span &&
+		    !(frame->flags & UNWIND_FRAME_CHECK_RA)) {
 			if (unwind_user_record64(frame))
 				step = unwind_user_run(state, frame, trace, max,
 						       &known, true);
-			else if (!frame->records)
+			else if (!(frame->flags & UNWIND_FRAME_RECORD))
 				step = unwind_user_run(state, frame, trace, max,
 						       &known, false);
 		}
@@ -572,9 +568,7 @@ int unwind_user_walk(struct unwind_user_state *state,
 			if (step != UNWIND_USER_NEXT)
 				break;
 			trace->entries[trace->nr++] =
-				unwind_user_addr(&state->pos,
-						 state->pos.ip_base,
-						 state->pos.ip);
+				unwind_user_ip(&state->pos);
 		} while (trace->nr < max &&
 			 unwind_user_in_range(frame, state->pos.ip - 1));
 		if (step != UNWIND_USER_NEXT)

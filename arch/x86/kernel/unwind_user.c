@@ -84,7 +84,7 @@ void arch_unwind_user_init(struct unwind_user_pos *pos,
 static unsigned int unwind_user_insn(struct unwind_user_pos *pos,
 				     u8 *buf, unsigned int len)
 {
-	unsigned long ip = unwind_user_addr(pos, pos->ip_base, pos->ip);
+	unsigned long ip = unwind_user_ip(pos);
 	unsigned int got;
 
 	/*
