@@ -186,7 +186,7 @@ bool unwind_entry_update(struct unwind_task_info *info, unsigned long set,
 static void unwind_user_cached(struct unwind_task_info *info, u64 cookie,
 			       struct unwind_stacktrace *trace, bool read_files)
 {
-	struct unwind_user_state state;
+	bool whole;
 
 	if (!info->cache) {
 		info->cache = kcalloc(UNWIND_USER_MAX_DEPTH,
@@ -209,16 +209,13 @@ static void unwind_user_cached(struct unwind_task_info *info, u64 cookie,
 		       (UNWIND_ACTIVE | UNWIND_SEALED)) &&
 		     !(current->flags & PF_EXITING));
 	if (!cookie || info->cache_cookie != cookie) {
-		unwind_user_start(&state, task_pt_regs(current));
-		state.guess = READ_ONCE(info->guess);
-		state.no_files = !read_files;
-		unwind_user_walk(&state, trace, UNWIND_USER_MAX_DEPTH);
+		whole = unwind_user_walk_current(trace, UNWIND_USER_MAX_DEPTH,
+						 read_files);
 		info->cache_nr = trace->nr;
 		info->cache_guessed = trace->guessed;
 		/* An interrupt reads the cache once it is the entry's. */
 		barrier();
-		WRITE_ONCE(info->cache_cookie,
-			   state.files_skipped ? 0 : cookie);
+		WRITE_ONCE(info->cache_cookie, whole ? cookie : 0);
 	}
 	trace->nr = info->cache_nr;
 	trace->guessed = info->cache_guessed;

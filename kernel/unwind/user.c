@@ -31,6 +31,7 @@
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/task_stack.h>
 #include <linux/uaccess.h>
 #include <asm/unwind_user.h>
 #include "format.h"
@@ -597,3 +598,32 @@ int unwind_user_walk(struct unwind_user_state *state,
 	return trace->nr;
 }
 EXPORT_SYMBOL_IF_KUNIT(unwind_user_walk);
+
+/**
+ * unwind_user_walk_current - walk the current task's user stack from its
+ *			      entry
+ * @trace:	receives the stack
+ * @max:	entries @trace has room for
+ * @read_files:	the walk may read an object's file to find its table; the
+ *		caller holds no lock that reading it takes
+ *
+ * The walk the deferred core keeps for an entry: from the user registers
+ * the task entered the kernel with, guessing where the walk stops early
+ * if the task asked for it (PR_SET_USER_STACK_GUESS).
+ *
+ * Context: Task context, page faults allowed.
+ * Return: true, or false if the walk, reading no file, met text whose
+ * table a walk that reads files could have found: its frames are exact,
+ * but the stack may be shorter, so it is not the entry's walk.
+ */
+bool unwind_user_walk_current(struct unwind_stacktrace *trace,
+			      unsigned int max, bool read_files)
+{
+	struct unwind_user_state state;
+
+	unwind_user_start(&state, task_pt_regs(current));
+	state.guess = READ_ONCE(current->unwind_info.guess);
+	state.no_files = !read_files;
+	unwind_user_walk(&state, trace, max);
+	return !state.files_skipped;
+}

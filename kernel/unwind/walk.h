@@ -62,6 +62,8 @@ void unwind_user_start_nofault(struct unwind_user_state *state,
 			       struct pt_regs *regs);
 int unwind_user_walk(struct unwind_user_state *state,
 		     struct unwind_stacktrace *trace, unsigned int max);
+bool unwind_user_walk_current(struct unwind_stacktrace *trace,
+			      unsigned int max, bool read_files);
 
 #else /* !CONFIG_UNWIND_USER */
 
@@ -73,6 +75,12 @@ static inline int unwind_user_walk(struct unwind_user_state *state,
 {
 	trace->nr = 0;
 	return -EOPNOTSUPP;
+}
+static inline bool unwind_user_walk_current(struct unwind_stacktrace *trace,
+					    unsigned int max, bool read_files)
+{
+	trace->nr = 0;
+	return true;
 }
 
 #endif /* CONFIG_UNWIND_USER */
