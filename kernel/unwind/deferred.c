@@ -11,12 +11,12 @@
  *   unwind_deferred_request()	any, NMI included; never sleeps or faults
  *   unwind_deferred_init()	process context, may sleep
  *   unwind_deferred_cancel()	process context, may sleep
- *   unwind_user_faultable()	task context with page faults allowed
- *   unwind_user_faultable_known() the same, under locks a file read takes
  *   callbacks			task context of the unwound task, may sleep
  *
  * The task's state word, who sets and clears each of its bits, and the
- * phases of an entry are described in entry.h.
+ * phases of an entry are described in entry.h. Walks from task context
+ * that share the entry's walk (unwind_user_faultable()) are in
+ * faultable.c.
  */
 #include <linux/unwind_deferred.h>
 #include <linux/unwind_deferred_hooks.h>
@@ -183,8 +183,8 @@ bool unwind_entry_update(struct unwind_task_info *info, unsigned long set,
  * is not the entry's walk: it is kept under no cookie, and the entry's
  * next walk, which may read files, walks again.
  */
-static void unwind_user_cached(struct unwind_task_info *info, u64 cookie,
-			       struct unwind_stacktrace *trace, bool read_files)
+void unwind_user_cached(struct unwind_task_info *info, u64 cookie,
+			struct unwind_stacktrace *trace, bool read_files)
 {
 	bool whole;
 
@@ -432,73 +432,6 @@ int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 	return UNWIND_QUEUED;
 }
 EXPORT_SYMBOL_GPL(unwind_deferred_request);
-
-static int unwind_user_walk_now(struct unwind_stacktrace *trace,
-				bool read_files)
-{
-	struct unwind_task_info *info = &current->unwind_info;
-	unsigned long old;
-	u64 cookie = 0;
-
-	might_fault();
-	trace->nr = 0;
-	trace->guessed = 0;
-	if (unwind_refuses_task(current))
-		return -EPERM;
-
-	/*
-	 * Share with this entry's requests. An exiting task's entry is over
-	 * (its requests were answered), and a closed task cannot be here
-	 * (page faults are allowed), but walk without sharing if it is.
-	 */
-	if (!(current->flags & PF_EXITING) &&
-	    unwind_entry_update(info, 0, UNWIND_CLOSED | UNWIND_SEALED, &old))
-		cookie = READ_ONCE(info->cookie);
-	unwind_user_cached(info, cookie, trace, read_files);
-	return 0;
-}
-
-/**
- * unwind_user_faultable - walk the current task's user stack now
- * @trace:	receives the stack; its entries stay valid until the task
- *		returns to user space
- *
- * Shares the walk with deferred requests of the same kernel entry: if the
- * entry was already walked, the cached walk is returned, and requests that
- * follow in this entry reuse this one.
- *
- * Context: Task context, page faults allowed, no lock held that reading
- * a file may take (the walk may read an object's ELF headers).
- * Return: 0, or -EPERM for a task without a user stack.
- */
-int unwind_user_faultable(struct unwind_stacktrace *trace)
-{
-	return unwind_user_walk_now(trace, true);
-}
-EXPORT_SYMBOL_GPL(unwind_user_faultable);
-
-/**
- * unwind_user_faultable_known - walk the current task's user stack now,
- *				 by the tables already known
- * @trace:	receives the stack; its entries stay valid until the task
- *		returns to user space
- *
- * As unwind_user_faultable(), for callers that may hold locks a file read
- * takes (a sleepable BPF program in an LSM hook that holds an inode's
- * i_rwsem): the walk faults user pages in, as copy_from_user() would,
- * but reads no object's file to find its SFrame table. Text whose table
- * is not known yet is walked as text without one: the frames are exact,
- * and the stack may be shorter than the deferred walk's. Such a walk is
- * not kept for the entry's deferred requests.
- *
- * Context: Task context, page faults allowed.
- * Return: 0, or -EPERM for a task without a user stack.
- */
-int unwind_user_faultable_known(struct unwind_stacktrace *trace)
-{
-	return unwind_user_walk_now(trace, false);
-}
-EXPORT_SYMBOL_GPL(unwind_user_faultable_known);
 
 /**
  * unwind_entry_cookie - the cookie of the current kernel entry

@@ -113,4 +113,9 @@ bool unwind_entry_update(struct unwind_task_info *info,
 			 unsigned long set, unsigned long stop,
 			 unsigned long *old);
 
+/* The entry's walk, kept in the task's cache (deferred.c). */
+struct unwind_stacktrace;
+void unwind_user_cached(struct unwind_task_info *info, u64 cookie,
+			struct unwind_stacktrace *trace, bool read_files);
+
 #endif /* _KERNEL_UNWIND_ENTRY_H */
