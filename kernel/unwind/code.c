@@ -324,7 +324,7 @@ static bool unwind_code_note(struct unwind_user_state *state,
  * Note the executable mapping of the interrupted IP as the one whose
  * frames the walk reads. False if the IP is in none. The VMA's own lock,
  * where there is one, keeps the walk from taking the mmap lock (walks
- * through known text take none; see sframe_mm.c).
+ * through known text take none; see sframe/registry.c).
  */
 static bool unwind_code_lookup(struct unwind_user_state *state,
 			       struct mm_struct *mm)

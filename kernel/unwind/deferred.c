@@ -202,7 +202,7 @@ void unwind_user_cached(struct unwind_task_info *info, u64 cookie,
 	trace->entries = info->cache;
 	/*
 	 * Interrupts walk the stack (and fill the walk's per-task copies,
-	 * sframe_cache.c) only where ACTIVE and SEALED are clear and the
+	 * sframe/copies.c) only where ACTIVE and SEALED are clear and the
 	 * task is not exiting: no walk of the task may run in that state.
 	 */
 	WARN_ON_ONCE(!(atomic_long_read(&info->state) &

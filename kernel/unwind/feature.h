@@ -41,7 +41,7 @@ struct unwind_report_task {
 /**
  * struct unwind_task_features - what the features keep for one task
  * @sframe_cache: copies of the SFrame registry entries and rows the task's
- *		walks met last (sframe_cache.c), allocated by its first
+ *		walks met last (sframe/copies.c), allocated by its first
  *		lookup
  * @report:	self-unwinding by signal (report.c)
  * @code_cache:	frames the task's walks read from their code (code.c),
@@ -52,7 +52,7 @@ struct unwind_report_task {
  * new task starts without it, and it is freed with the task, each feature
  * freeing what it hung there first (struct unwind_feature::task_free).
  * Used by the task itself, and read by walks in interrupts on top of it
- * (see sframe_cache.c), so it takes no lock.
+ * (see sframe/copies.c), so it takes no lock.
  */
 struct unwind_task_features {
 #ifdef CONFIG_UNWIND_USER_SFRAME

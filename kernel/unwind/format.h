@@ -146,9 +146,9 @@ unwind_code_frame(struct unwind_user_state *state, bool topmost,
 }
 #endif
 
-/* SFrame tables (sframe_frame.h): code that has them, 64-bit tasks. */
+/* SFrame tables (sframe/frame.h): code that has them, 64-bit tasks. */
 #ifdef CONFIG_UNWIND_USER_SFRAME
-#include "sframe_frame.h"
+#include "sframe/frame.h"
 #else
 static inline enum unwind_user_step
 unwind_sframe_frame(struct unwind_user_state *state, bool topmost,

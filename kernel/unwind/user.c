@@ -4,7 +4,7 @@
  *
  * At each frame the walk asks the formats of unwinding data, in the order
  * of unwind_user_find(), for the frame's description (format.h): SFrame
- * tables where they cover the IP (sframe_frame.h), the code itself for the
+ * tables where they cover the IP (sframe/frame.h), the code itself for the
  * frames of a system call's wrapper (code.c), else frame pointers
  * (fp.c). It steps the frame by that description, and goes on stepping
  * the callers whose IP stays in the description's range by it without

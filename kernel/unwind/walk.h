@@ -11,7 +11,7 @@
 #include <linux/errno.h>
 #include <linux/unwind_user_types.h>
 #include "code_cursor.h"
-#include "sframe_cursor.h"
+#include "sframe/cursor.h"
 
 struct pt_regs;
 
@@ -25,7 +25,7 @@ struct pt_regs;
  * @guess:	where the walk stops early, scan the stack for more frames
  *		(set by the caller after unwind_user_start())
  * @frame:	the description the walk steps by (struct unwind_user_frame)
- * @sframe:	the SFrame format's cursor (sframe_cursor.h)
+ * @sframe:	the SFrame format's cursor (sframe/cursor.h)
  * @code:	the code reading's cursor (code_cursor.h)
  * @marked_from: entries from this one on rest on a convention (a frame
  *		read from its code that the code alone did not prove): the

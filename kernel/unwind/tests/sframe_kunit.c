@@ -18,7 +18,7 @@
 #include <linux/uaccess.h>
 #include <linux/unwind_sframe.h>
 #include <linux/unwind_user.h>
-#include "../sframe.h"
+#include "../sframe/sframe.h"
 #include "../walk.h"
 
 /* A lookup with the budget of the deepest walk. */
@@ -584,7 +584,7 @@ static void sframe_walk_ends(struct kunit *test)
 }
 
 /*
- * The rows a task keeps (sframe_cache.c): found again for their pc only,
+ * The rows a task keeps (sframe/copies.c): found again for their pc only,
  * dropped when the registry erases an entry (a new generation), and never
  * kept for a table added by prctl, which its code generator may rewrite.
  */

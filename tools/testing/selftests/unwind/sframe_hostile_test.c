@@ -32,7 +32,7 @@
 /* Frames of the crafted stack, and the most an own-stack read returns. */
 #define DEPTH		256
 #define MAX_ENTRIES	512
-/* The most ranges one mm may add (kernel/unwind/sframe_mm.c). */
+/* The most ranges one mm may add (kernel/unwind/sframe/registry.c). */
 #define MAX_REGISTERED	16384
 
 #ifdef __x86_64__

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The SFrame format's lookups for the walk: the slow path behind
- * unwind_sframe_frame() (sframe_frame.h), which finds a row in the IP's
- * table (sframe_read.c).
+ * unwind_sframe_frame() (sframe/frame.h), which finds a row in the IP's
+ * table (sframe/read.c).
  *
  * Task context, page faults allowed: tables and stack are user memory; or
  * a walk that may not fault (state->pos.nofault), see sframe_walk_sec().
  */
 #include <linux/uaccess.h>
 #include <linux/unwind_user.h>
-#include "format.h"
+#include "../format.h"
 #include "sframe.h"
-#include "sframe_file.h"
+#include "file.h"
 
 /*
  * Make state->sframe.sec the section for @pc: the one the walk holds if
@@ -86,7 +86,7 @@ static void sframe_frame_set(struct unwind_user_frame *frame,
  * @pc:		a frame's IP
  * @discover:	read the mapping's file if the registry has no entry
  *
- * The slow path of sframe_walk_row() (sframe_frame.h), out of line:
+ * The slow path of sframe_walk_row() (sframe/frame.h), out of line:
  * finds the section first where the walk does not hold @pc's, then the
  * row the task kept, if any, before it reads the table.
  *
@@ -115,7 +115,7 @@ int sframe_walk_lookup(struct unwind_user_state *state, unsigned long pc,
 		state->sframe.pc = pc;
 		return 0;
 	}
-	/* The rows a table lookup may still read (sframe.h). */
+	/* The rows a table lookup may still read (sframe/sframe.h). */
 	state->sframe.rows_limit = SFRAME_WALK_ROWS_BASE +
 				   SFRAME_WALK_ROWS_PER_FRAME * state->frames;
 	if (state->pos.nofault)

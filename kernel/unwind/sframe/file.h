@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * SFrame tables the kernel holds for files (sframe_file.c), as the
- * registry of a process's mappings (sframe_mm.c) and the walk
- * (sframe_walk.c) use them.
+ * SFrame tables the kernel holds for files (sframe/file.c), as the
+ * registry of a process's mappings (sframe/registry.c) and the walk
+ * (sframe/lookup.c) use them.
  */
 #ifndef _KERNEL_UNWIND_SFRAME_FILE_H
 #define _KERNEL_UNWIND_SFRAME_FILE_H

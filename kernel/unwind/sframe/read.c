@@ -378,14 +378,14 @@ static __always_inline void sframe_kernel_end(const struct unwind_sframe_sec *se
 #define SFRAME_END(sec)			sframe_user_end(sec)
 #define SFRAME_GET(x, sec, addr, label)	\
 	unsafe_get_user(x, (typeof(x) __user *)sframe_uptr(sec, addr), label)
-#include "sframe_scan.h"
+#include "scan.h"
 
 #define SFRAME_SCAN(name)		name##_kernel
 #define SFRAME_BEGIN(sec, addr, len)	sframe_kernel_begin(sec, addr, len)
 #define SFRAME_END(sec)			sframe_kernel_end(sec)
 #define SFRAME_GET(x, sec, addr, label)	\
 	__get_kernel_nofault(&(x), sframe_kptr(sec, addr), typeof(x), label)
-#include "sframe_scan.h"
+#include "scan.h"
 
 static int sframe_search(const struct unwind_sframe_sec *sec, unsigned long pc,
 			 u32 *found, u8 raw[SFRAME_FDE_MAX])

@@ -17,7 +17,7 @@
  * checks it). A walk that may not fault does not allocate the copies,
  * nor keep rows (which may allocate), and reads no file. They are valid
  * while the mm's
- * generation (mm->sframe_gen, see sframe_mm.c) is the one they were made
+ * generation (mm->sframe_gen, see sframe/registry.c) is the one they were made
  * under: an erase from the registry (munmap, prctl remove or replace)
  * gives the mm a new one, and the next use finds the copies stale and
  * drops them. Inserts change no entry a task copied.

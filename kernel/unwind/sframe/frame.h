@@ -7,11 +7,11 @@
  *
  * The section and row of the last lookup are held in the walk's state,
  * and the task keeps copies of the lookups of its earlier walks
- * (sframe_cache.c): the frames of one object look its section up once,
+ * (sframe/copies.c): the frames of one object look its section up once,
  * the frames of a recursion share one row, and a stack walked before
  * costs about what frame pointers cost. That common answer is inline
  * here, as the walk asks at every frame and a call per frame shows in a
- * deep walk; table lookups are in sframe_walk.c.
+ * deep walk; table lookups are in sframe/lookup.c.
  *
  * Task context, page faults allowed: tables and stack are user memory.
  */
@@ -19,14 +19,14 @@
 #define _KERNEL_UNWIND_SFRAME_FRAME_H
 
 #include "sframe.h"
-#include "walk.h"
+#include "../walk.h"
 
 /*
  * Make state->sframe.held the description of the row for @pc. The frames
  * of a recursion share the row of their return address, and the first
  * frame's check of its caller (unwind_sframe_covers()) finds the row the
  * next step uses. Inline: the walk asks at every frame in text with a
- * table, and the row the task kept from an earlier walk (sframe_cache.c)
+ * table, and the row the task kept from an earlier walk (sframe/copies.c)
  * is the common answer, used where it is kept. A lookup, which may
  * replace kept rows, always holds its own copy.
  */

@@ -3,7 +3,7 @@
  * The SFrame format's part of a user stack walk's state (walk.h): the
  * section and the row the last lookup found, kept so that the frames of
  * one object look its section up once and the frames of a recursion share
- * one row (sframe_frame.h), and the rows the walk may still read.
+ * one row (sframe/frame.h), and the rows the walk may still read.
  */
 #ifndef _KERNEL_UNWIND_SFRAME_CURSOR_H
 #define _KERNEL_UNWIND_SFRAME_CURSOR_H
@@ -52,7 +52,7 @@ struct unwind_sframe_row {
  *		serve it); a newer one means its file may have one now
  * @rcu:	entries are freed after a grace period, readers copy them
  *
- * Immutable once in the registry (kernel/unwind/sframe_mm.c has its
+ * Immutable once in the registry (kernel/unwind/sframe/registry.c has its
  * rules); a walk keeps a copy of the last one it used.
  */
 struct unwind_sframe_sec {
@@ -85,9 +85,9 @@ struct unwind_sframe_sec {
  * @row:	the row the last table lookup found
  * @frame:	that row as a frame description
  * @held:	the description of the row for @pc: @frame,
- *		or the task's copy of it (sframe_cache.c)
+ *		or the task's copy of it (sframe/copies.c)
  * @rows_read:	rows of SFrame tables this walk has read
- * @rows_limit:	rows it may read by now (kernel/unwind/sframe.h)
+ * @rows_limit:	rows it may read by now (kernel/unwind/sframe/sframe.h)
  */
 struct unwind_sframe_cursor {
 	struct unwind_sframe_sec sec;

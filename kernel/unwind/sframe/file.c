@@ -8,7 +8,7 @@
  * CAP_SYS_ADMIN: it decides how every process's stacks are walked) gives
  * such a table for a file with prctl(PR_SFRAME_FILE_ADD), and every
  * process that maps the file is walked with it: the walker meets the
- * mapping, finds no table of the object's own (sframe_mm.c) and takes the
+ * mapping, finds no table of the object's own (sframe/registry.c) and takes the
  * file's. The kernel opens no file by path; the caller passes a file
  * descriptor of the object, and the build ID the table was made from,
  * which must be the file's.
@@ -24,7 +24,7 @@
  * Bounds: a table is at most SFRAME_MAX_SIZE bytes, charged to the memory
  * cgroup of the process that gives it; all tables together at most
  * SFRAME_FILES_MAX_BYTES in SFRAME_FILES_MAX entries. A table is checked as
- * any section a process maps (sframe_read.c); one that lies about its file
+ * any section a process maps (sframe/read.c); one that lies about its file
  * costs walks no more than a hostile section in user memory does, and
  * its bytes never change after the check.
  *
@@ -55,7 +55,7 @@
 #include <linux/uaccess.h>
 #include <linux/unwind_sframe.h>
 #include "sframe.h"
-#include "sframe_file.h"
+#include "file.h"
 
 /* All tables together: a distribution's objects need about 80 MiB. */
 #define SFRAME_FILES_MAX_BYTES	(512UL << 20)
@@ -308,7 +308,7 @@ void sframe_file_release(struct sframe_file_table *t)
  * sframe_file_generation - how many tables have been given for files
  *
  * Read before sframe_file_get(): a registry entry that recorded no table
- * at one generation looks again at a later one (sframe_mm.c).
+ * at one generation looks again at a later one (sframe/registry.c).
  *
  * Return: a value that changes with each table given, and is never 0.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The two scans of an SFrame lookup, written once for the two places a
- * table may be: included by sframe_read.c with SFRAME_SCAN(name) naming
+ * table may be: included by sframe/read.c with SFRAME_SCAN(name) naming
  * the copy, SFRAME_BEGIN()/SFRAME_END() opening and closing a window onto
  * the bytes, and SFRAME_GET(x, sec, addr, label) reading one value at a
  * table address (jumping to @label if it cannot). User memory gets a user

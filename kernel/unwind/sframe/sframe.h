@@ -2,13 +2,13 @@
 /*
  * SFrame sections as the user stack walker reads them: the on-disk layout
  * (versions 1, 2 and 3 of binutils' libsframe/doc/sframe-spec.texi), and
- * what the reader (sframe_read.c), the per-mm registry (sframe_mm.c) and
- * the walker's step (sframe_walk.c) share.
+ * what the reader (sframe/read.c), the per-mm registry (sframe/registry.c) and
+ * the walker's step (sframe/lookup.c) share.
  *
  * Every byte of a section lives in user memory and may change under the
  * reader: each field is checked where it is used, and a check that fails
  * ends the lookup with an error, never with a wrong row. Tables given for
- * files (sframe_file.c) live in kernel memory instead, and are read with
+ * files (sframe/file.c) live in kernel memory instead, and are read with
  * the same checks.
  */
 #ifndef _KERNEL_UNWIND_SFRAME_H
@@ -20,8 +20,8 @@
 #include <linux/sched.h>
 #include <linux/types.h>
 #include <linux/unwind_user.h>
-#include "feature.h"
-#include "walk.h"
+#include "../feature.h"
+#include "../walk.h"
 
 #define SFRAME_MAGIC			0xdee2
 
@@ -156,7 +156,7 @@ int sframe_find_row_budget(const struct unwind_sframe_sec *sec,
 /*
  * A walk that may not fault runs in an interrupt: it reads at most this
  * many rows, and is blocked after (the walk at the return to user space
- * reads the rest). No more than one scan chunk (sframe_read.c), as the
+ * reads the rest). No more than one scan chunk (sframe/read.c), as the
  * scan may reschedule between chunks.
  */
 #define SFRAME_WALK_ROWS_NOFAULT	1024
@@ -190,12 +190,12 @@ sframe_sec_known(const struct unwind_user_state *state)
 int sframe_walk_lookup(struct unwind_user_state *state, unsigned long pc,
 		       bool discover);
 
-/* What the walk asks of the registry (sframe_mm.c, sframe_cache.c). */
+/* What the walk asks of the registry (sframe/registry.c, sframe/copies.c). */
 bool unwind_sframe_has_tables(void);
 bool unwind_sframe_known_text(unsigned long addr, unsigned long *start,
 			      unsigned long *end);
 
-/* A task's copies of its lookups (sframe_cache.c). */
+/* A task's copies of its lookups (sframe/copies.c). */
 #define SFRAME_CACHE_SECS	2
 #define SFRAME_ROW_BITS		6
 

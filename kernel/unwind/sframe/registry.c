@@ -13,7 +13,7 @@
  *    program headers, which is how ld.so's and dlopen()'s objects are found;
  *  - prctl(PR_SFRAME_ADD/PR_SFRAME_REMOVE), for text that code makes or
  *    maps itself (JITs, custom loaders);
- *  - the tables the kernel holds for files (sframe_file.c), which the
+ *  - the tables the kernel holds for files (sframe/file.c), which the
  *    walker's discovery takes for an object without a table of its own;
  *    the mm keeps each one it used (mm->sframe_pins) until it is freed.
  *    Such an object found with no table at all records when
@@ -56,14 +56,14 @@
  * entries, say) inserts an entry for each free part.
  *
  * A walk copies the entries it needs; each task keeps copies of the last
- * ones it met, and of the rows it found (sframe_cache.c), so that its
+ * ones it met, and of the rows it found (sframe/copies.c), so that its
  * walks, which meet the same few objects each time, need no tree lookup.
  * An erase gives the mm a new generation (mm->sframe_gen, a value no mm
  * had before), which makes every task's copies stale; inserts take free
  * ranges only and change no entry a task copied.
  *
  * Sections stay in user memory: what the walker reads there is checked at
- * each use (sframe_read.c), so a process that rewrites or unmaps its own
+ * each use (sframe/read.c), so a process that rewrites or unmaps its own
  * tables can only make its own walks stop early. Tables given for files
  * are in kernel memory, checked once and never written.
  */
@@ -80,7 +80,7 @@
 #include <linux/unwind_user.h>
 #include <kunit/visibility.h>
 #include "sframe.h"
-#include "sframe_file.h"
+#include "file.h"
 
 #define CREATE_TRACE_POINTS
 #include <trace/events/unwind_sframe.h>
@@ -150,7 +150,7 @@ static atomic64_t sframe_gen_last;
 /*
  * Give @mm a new generation, after erasing entries: the fully ordered
  * increment orders the erase before the store, which pairs with the
- * acquire in sframe_cache.c.
+ * acquire in sframe/copies.c.
  */
 static void sframe_new_gen(struct mm_struct *mm)
 {
