@@ -3,14 +3,13 @@
  * SFrame tables of a process's user code, for the user stack walker.
  *
  * Each mm keeps what it knows about the SFrame sections of its executable
- * mappings (kernel/unwind/sframe/registry.c): the executable and its interpreter
- * are added at exec, every other executable mapping the first time the
- * walker meets an address in it, and code that makes its own text (JITs,
- * custom loaders) adds and removes sections with prctl(). Objects built
- * without SFrame can be given tables by file, by a privileged process
- * (kernel/unwind/sframe/file.c), which every process mapping them uses.
- * The walker
- * (<linux/unwind_user.h>) asks for one frame at a time.
+ * mappings (kernel/unwind/sframe/registry.c): the executable and its
+ * interpreter are added at exec, every other executable mapping the first time
+ * the walker meets an address in it, and code that makes its own text (JITs,
+ * custom loaders) adds and removes sections with prctl(). Objects built without
+ * SFrame can be given tables by file, by a privileged process
+ * (kernel/unwind/sframe/file.c), which every process mapping them uses. The
+ * walker (<linux/unwind_user.h>) asks for one frame at a time.
  */
 #ifndef _LINUX_UNWIND_SFRAME_H
 #define _LINUX_UNWIND_SFRAME_H
