@@ -19,6 +19,7 @@
 #include <kunit/visibility.h>
 #include "sframe.h"
 #include "file.h"
+#include "elf.h"
 #include "registry.h"
 
 #include <trace/events/unwind_sframe.h>
@@ -92,38 +93,17 @@ static int sframe_from_file(struct file *file, unsigned long start,
 	const struct elf64_phdr *sf, *load = NULL;
 	u64 off = (u64)pgoff << PAGE_SHIFT;
 	struct elf64_phdr *phdrs;
-	struct elf64_hdr ehdr;
-	unsigned int i;
-	loff_t pos = 0;
-	size_t size;
+	unsigned int i, phnum;
 	int ret = -ENOEXEC;
-	ssize_t n;
 
 	*sframe = 0;
-	n = kernel_read(file, &ehdr, sizeof(ehdr), &pos);
-	if (n != (ssize_t)sizeof(ehdr))
-		return n < 0 ? n : -ENOEXEC;
-	if (memcmp(ehdr.e_ident, ELFMAG, SELFMAG) ||
-	    ehdr.e_ident[EI_CLASS] != ELFCLASS64 || !elf_check_arch(&ehdr) ||
-	    ehdr.e_phentsize != sizeof(*phdrs) || !ehdr.e_phnum ||
-	    ehdr.e_phnum > SZ_64K / sizeof(*phdrs))
-		return -ENOEXEC;
+	phdrs = sframe_elf_phdrs(file, &phnum);
+	if (IS_ERR(phdrs))
+		return PTR_ERR(phdrs);
 
-	size = ehdr.e_phnum * sizeof(*phdrs);
-	phdrs = kmalloc(size, GFP_KERNEL);
-	if (!phdrs)
-		return -ENOMEM;
-	pos = ehdr.e_phoff;
-	n = kernel_read(file, phdrs, size, &pos);
-	if (n != (ssize_t)size) {
-		if (n < 0)
-			ret = n;
-		goto out;
-	}
-
-	sf = sframe_phdr(phdrs, ehdr.e_phnum);
+	sf = sframe_phdr(phdrs, phnum);
 	/* The executable segment this mapping comes from gives the bias. */
-	for (i = 0; i < ehdr.e_phnum; i++) {
+	for (i = 0; i < phnum; i++) {
 		const struct elf64_phdr *ph = &phdrs[i];
 
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
@@ -141,7 +121,6 @@ static int sframe_from_file(struct file *file, unsigned long start,
 		}
 		ret = 0;
 	}
-out:
 	kfree(phdrs);
 	return ret;
 }

@@ -41,7 +41,6 @@
  */
 #include <linux/buildid.h>
 #include <linux/capability.h>
-#include <linux/elf.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/hashtable.h>
@@ -55,17 +54,15 @@
 #include <linux/uaccess.h>
 #include <linux/unwind_sframe.h>
 #include "sframe.h"
+#include "elf.h"
 #include "file.h"
 
 /* All tables together: a distribution's objects need about 80 MiB. */
 #define SFRAME_FILES_MAX_BYTES	(512UL << 20)
 #define SFRAME_FILES_MAX	65536
 
-/* The GNU build ID note (NT_GNU_BUILD_ID of binutils' elf/common.h). */
-#define SFRAME_NT_GNU_BUILD_ID	3
+/* The largest build ID (elf.c reads it). */
 #define SFRAME_BUILD_ID_MAX	BUILD_ID_SIZE_MAX
-/* Notes of one segment read to find it: a few hundred bytes in practice. */
-#define SFRAME_NOTES_MAX	SZ_64K
 
 /**
  * struct sframe_file_table - a table the kernel holds for a file
@@ -152,92 +149,6 @@ static void sframe_file_unlink(struct sframe_file_table *t)
 	sframe_file_put(t);
 }
 
-/*
- * Find the build ID note in @buf, @len bytes of notes. Returns its size,
- * 0 if there is none.
- */
-static u32 sframe_note_build_id(const u8 *buf, size_t len, u8 *id)
-{
-	size_t off = 0;
-
-	while (len - off >= sizeof(struct elf64_note)) {
-		const struct elf64_note *n = (const void *)(buf + off);
-		size_t name = ALIGN(n->n_namesz, 4), desc = ALIGN(n->n_descsz, 4);
-
-		off += sizeof(*n);
-		if (n->n_namesz > len - off || name > len - off ||
-		    n->n_descsz > len - off - name ||
-		    desc > len - off - name)
-			return 0;
-		if (n->n_type == SFRAME_NT_GNU_BUILD_ID && n->n_namesz == 4 &&
-		    !memcmp(buf + off, "GNU", 4) && n->n_descsz &&
-		    n->n_descsz <= SFRAME_BUILD_ID_MAX) {
-			memcpy(id, buf + off + name, n->n_descsz);
-			return n->n_descsz;
-		}
-		off += name + desc;
-	}
-	return 0;
-}
-
-/*
- * Read the build ID of the ELF object @file. Returns its size, 0 if the
- * object has none (or is no 64-bit object of this architecture), or an
- * error of the read.
- */
-static int sframe_file_build_id(struct file *file, u8 *id)
-{
-	struct elf64_phdr *phdrs;
-	struct elf64_hdr ehdr;
-	int ret = 0;
-	loff_t pos = 0;
-	size_t size;
-	unsigned int i;
-	ssize_t n;
-
-	n = kernel_read(file, &ehdr, sizeof(ehdr), &pos);
-	if (n != (ssize_t)sizeof(ehdr))
-		return n < 0 ? n : 0;
-	if (memcmp(ehdr.e_ident, ELFMAG, SELFMAG) ||
-	    ehdr.e_ident[EI_CLASS] != ELFCLASS64 || !elf_check_arch(&ehdr) ||
-	    ehdr.e_phentsize != sizeof(*phdrs) || !ehdr.e_phnum ||
-	    ehdr.e_phnum > SZ_64K / sizeof(*phdrs))
-		return 0;
-	size = ehdr.e_phnum * sizeof(*phdrs);
-	phdrs = kmalloc(size, GFP_KERNEL);
-	if (!phdrs)
-		return -ENOMEM;
-	pos = ehdr.e_phoff;
-	n = kernel_read(file, phdrs, size, &pos);
-	if (n != (ssize_t)size) {
-		ret = n < 0 ? n : 0;
-		goto out;
-	}
-	for (i = 0; i < ehdr.e_phnum && !ret; i++) {
-		const struct elf64_phdr *ph = &phdrs[i];
-		u8 *notes;
-
-		if (ph->p_type != PT_NOTE || !ph->p_filesz ||
-		    ph->p_filesz > SFRAME_NOTES_MAX)
-			continue;
-		notes = kmalloc(ph->p_filesz, GFP_KERNEL);
-		if (!notes) {
-			ret = -ENOMEM;
-			break;
-		}
-		pos = ph->p_offset;
-		n = kernel_read(file, notes, ph->p_filesz, &pos);
-		if (n < 0)
-			ret = n;
-		else
-			ret = sframe_note_build_id(notes, n, id);
-		kfree(notes);
-	}
-out:
-	kfree(phdrs);
-	return ret;
-}
-
 /**
  * sframe_file_get - the table the kernel holds for a file
  * @file:	an object mapped executable
@@ -267,7 +178,7 @@ struct sframe_file_table *sframe_file_get(struct file *file)
 	if (!t)
 		return NULL;
 
-	size = sframe_file_build_id(file, id);
+	size = sframe_elf_build_id(file, id);
 	if (size == t->build_id_size && !memcmp(id, t->build_id, size))
 		return t;
 	if (size >= 0) {
@@ -418,7 +329,7 @@ static int sframe_file_add(unsigned long uarg, unsigned long usize)
 		return ret;
 	inode = file_inode(file);
 
-	size = sframe_file_build_id(file, id);
+	size = sframe_elf_build_id(file, id);
 	if (size <= 0) {
 		ret = size ? size : -ENODATA;
 		goto out_file;
