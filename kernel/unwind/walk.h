@@ -76,6 +76,7 @@ static inline int unwind_user_walk(struct unwind_user_state *state,
 	trace->nr = 0;
 	return -EOPNOTSUPP;
 }
+
 static inline bool unwind_user_walk_current(struct unwind_stacktrace *trace,
 					    unsigned int max, bool read_files)
 {

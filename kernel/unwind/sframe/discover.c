@@ -24,6 +24,7 @@
 
 #include <trace/events/unwind_sframe.h>
 
+/* The PT_GNU_SFRAME header of an object, if it has one. */
 static const struct elf64_phdr *sframe_phdr(const struct elf64_phdr *phdrs,
 					    unsigned int phnum)
 {
@@ -125,6 +126,7 @@ static int sframe_from_file(struct file *file, unsigned long start,
 	return ret;
 }
 
+/* Is @vma still the mapping described by @file, @start, @end, @pgoff? */
 static bool sframe_same_vma(struct vm_area_struct *vma, struct file *file,
 			    unsigned long start, unsigned long end,
 			    unsigned long pgoff)

@@ -23,6 +23,7 @@
  */
 #define SFRAME_MAX_REGISTERED	16384
 
+/* Is all of [@start, @end) mapped executable? */
 static bool sframe_text_mapped(struct mm_struct *mm, unsigned long start,
 			       unsigned long end)
 {

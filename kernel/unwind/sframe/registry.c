@@ -376,7 +376,3 @@ void unwind_sframe_unmap(struct mm_struct *mm, unsigned long start,
 		return;
 	sframe_erase(mm, start, end, true);
 }
-
-/* The PT_GNU_SFRAME header of an object, if it has one. */
-/* Is all of [@start, @end) mapped executable? */
-/* Is @vma still the mapping described by @file, @start, @end, @pgoff? */
