@@ -49,26 +49,6 @@ struct unwind_user_loc {
 };
 
 /**
- * enum unwind_frame_flags - how the walk steps a frame by its description
- * @UNWIND_FRAME_OUTERMOST: the stack ends at this frame (its caller is none)
- * @UNWIND_FRAME_RECORD: a frame-pointer record: it must lie above the
- *		record of the frame before (which ends loops) rather than
- *		above the stack pointer, as records built by hand may lie
- *		off the stack
- * @UNWIND_FRAME_FLOOR: the description comes from data that knows where
- *		the stack is (a table): frame-pointer records met after the
- *		step must lie at or above the stack pointer it reached
- * @UNWIND_FRAME_CHECK_RA: each return address must follow a call (a walk
- *		that guesses, through code that may not keep frame pointers)
- */
-enum unwind_frame_flags {
-	UNWIND_FRAME_OUTERMOST	= 1 << 0,
-	UNWIND_FRAME_RECORD	= 1 << 1,
-	UNWIND_FRAME_FLOOR	= 1 << 2,
-	UNWIND_FRAME_CHECK_RA	= 1 << 3,
-};
-
-/**
  * struct unwind_user_frame - how to find the caller of a frame, in any format
  * @cfa:	the canonical frame address: the caller's stack pointer
  * @ra:		the return address
@@ -77,19 +57,27 @@ enum unwind_frame_flags {
  *		(their return address minus one) lies in @pc_start..@pc_end
  *		are stepped by it too, without asking the formats again
  * @pc_end:	end of that range (exclusive); empty for this frame only
+ * @outermost:	the stack ends at this frame (its caller is none)
+ * @records:	a frame-pointer record: it must lie above the record of the
+ *		frame before (which ends loops) rather than above the stack
+ *		pointer, as records built by hand may lie off the stack
+ * @sets_floor: the description comes from data that knows where the
+ *		stack is (a table): frame-pointer records met after the
+ *		step must lie at or above the stack pointer it reached
+ * @check_ra:	each return address must follow a call (a walk that
+ *		guesses, through code that may not keep frame pointers)
  * @known_text:	the text of the range is known to be executable (the SFrame
  *		registry found it): its return addresses need no check
- * @flags:	how the walk steps by the description (enum unwind_frame_flags)
+ * @simple:	the usual form, which the walk steps in one user access
+ *		window: CFA from SP or FP, not dereferenced; return address
+ *		and frame pointer saved near the CFA, or the frame pointer
+ *		unchanged. @lo_off and @span are valid.
  * @lo_off:	offset from the CFA of the lower of the words read
- * @span:	bytes from there to the end of the higher one; 0 if the
- *		description has not the usual form (unwind_user_frame_prepare())
- *		that the walk steps in one user access window
+ * @span:	bytes from there to the end of the higher one
  *
  * Each format of unwinding data answers the walk with one of these for
  * the frame at an IP (kernel/unwind/format.h); the walk (user.c) steps
- * every frame by them, the same way for all formats. The rules and
- * @flags are the format's answer, and it sets them all; the range and
- * @known_text start as the walk's, which a format may narrow.
+ * every frame by them, the same way for all formats.
  */
 struct unwind_user_frame {
 	struct unwind_user_loc	cfa;
@@ -97,8 +85,12 @@ struct unwind_user_frame {
 	struct unwind_user_loc	fp;
 	unsigned long		pc_start;
 	unsigned long		pc_end;
+	bool			outermost;
+	bool			records;
+	bool			sets_floor;
+	bool			check_ra;
 	bool			known_text;
-	u8			flags;
+	bool			simple;
 	s32			lo_off;
 	u32			span;
 };

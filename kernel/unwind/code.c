@@ -423,7 +423,7 @@ unwind_code_by_fp(struct unwind_user_state *state,
 	struct unwind_user_frame *frame = &state->frame;
 
 	unwind_user_frame_fp_record(state, frame);
-	frame->flags |= UNWIND_FRAME_CHECK_RA;
+	frame->check_ra = true;
 	frame->pc_end = frame->pc_start;
 	*framep = frame;
 	return UNWIND_USER_FRAME;
@@ -503,8 +503,11 @@ enum unwind_user_step unwind_code_frame(struct unwind_user_state *state,
 		if (found == UNWIND_CODE_INFERRED)
 			unwind_code_mark(state);
 		*framep = frame;
+		frame->outermost = false;
+		frame->records = false;
 		/* Frame records after it lie above the stack it found. */
-		frame->flags = UNWIND_FRAME_FLOOR | UNWIND_FRAME_CHECK_RA;
+		frame->sets_floor = true;
+		frame->check_ra = true;
 		/* This frame only: the next one is read again. */
 		frame->pc_end = frame->pc_start;
 		unwind_user_frame_prepare(frame);

@@ -47,7 +47,7 @@ static inline bool unwind_user_saved_at_cfa(const struct unwind_user_loc *loc)
 
 /**
  * unwind_user_frame_prepare - find whether a description has the usual form
- * @frame:	the description; its lo_off and span are set
+ * @frame:	the description; its simple, lo_off and span are set
  *
  * Nearly every frame has it: CFA from SP or FP, return address saved at
  * the CFA, frame pointer saved near it or unchanged. The walk steps such
@@ -61,7 +61,7 @@ static inline void unwind_user_frame_prepare(struct unwind_user_frame *frame)
 	bool fp_saved = unwind_user_saved_at_cfa(&frame->fp);
 	s32 lo, hi;
 
-	frame->span = 0;
+	frame->simple = false;
 	if (frame->cfa.deref ||
 	    (frame->cfa.rule != UNWIND_USER_RULE_SP &&
 	     frame->cfa.rule != UNWIND_USER_RULE_FP) ||
@@ -75,6 +75,7 @@ static inline void unwind_user_frame_prepare(struct unwind_user_frame *frame)
 		return;
 	frame->lo_off = lo;
 	frame->span = hi - lo + sizeof(u64);
+	frame->simple = true;
 }
 
 /**
@@ -106,9 +107,10 @@ unwind_user_frame_fp_record(struct unwind_user_state *state,
 	frame->ra = (struct unwind_user_loc){ UNWIND_USER_RULE_CFA, true, -ws };
 	frame->fp = (struct unwind_user_loc){ UNWIND_USER_RULE_CFA, true,
 					      -2 * ws };
-	frame->flags = UNWIND_FRAME_RECORD;
-	if (state->guess && ws == 8)
-		frame->flags |= UNWIND_FRAME_CHECK_RA;
+	frame->outermost = false;
+	frame->sets_floor = false;
+	frame->records = true;
+	frame->check_ra = state->guess && ws == 8;
 	unwind_user_frame_prepare(frame);
 }
 

@@ -201,7 +201,7 @@ static __always_inline bool
 unwind_user_rises(const struct unwind_user_frame *frame, unsigned long cfa,
 		  unsigned long sp, unsigned long last, bool above_sp)
 {
-	if (!(frame->flags & UNWIND_FRAME_RECORD))
+	if (!frame->records)
 		return cfa > sp;
 	return cfa > last && (!above_sp || cfa + frame->fp.off >= sp);
 }
@@ -233,12 +233,12 @@ unwind_user_step_frame(struct unwind_user_state *state,
 	 * walk that guesses must stop where it goes wrong, or its scan would
 	 * start past real frames, or it would end as if at the stack's end.
 	 */
-	if ((frame->flags & UNWIND_FRAME_CHECK_RA) &&
+	if (frame->check_ra &&
 	    (!ra || !arch_unwind_user_after_call(&state->pos, ra, NULL)))
 		return UNWIND_USER_STOP;
-	if (frame->flags & UNWIND_FRAME_RECORD)
+	if (frame->records)
 		state->last_record = cfa;
-	if (frame->flags & UNWIND_FRAME_FLOOR)
+	if (frame->sets_floor)
 		state->above_sp = true;
 	state->pos.ip = ra;
 	state->pos.sp = cfa;
@@ -351,7 +351,7 @@ out:
 	/* All but a last entry out of the range are in it. */
 	if (*known == trace->nr && frame->known_text)
 		*known = step == UNWIND_USER_NEXT ? nr - 1 : nr;
-	if ((frame->flags & UNWIND_FRAME_FLOOR) && nr > trace->nr)
+	if (frame->sets_floor && nr > trace->nr)
 		state->above_sp = true;
 	state->last_record = last;
 	state->pos.ip = ip;
@@ -364,8 +364,7 @@ out:
 /* Is @frame a 64-bit frame-pointer record, { caller's FP, RA } at FP? */
 static bool unwind_user_record64(const struct unwind_user_frame *frame)
 {
-	return (frame->flags & UNWIND_FRAME_RECORD) &&
-	       frame->cfa.rule == UNWIND_USER_RULE_FP &&
+	return frame->records && frame->cfa.rule == UNWIND_USER_RULE_FP &&
 	       frame->cfa.off == 16 && frame->ra.off == -8 &&
 	       frame->fp.off == -16;
 }
@@ -385,7 +384,10 @@ static void unwind_user_frame_at_sp(struct unwind_user_state *state,
 	frame->ra = (struct unwind_user_loc){ UNWIND_USER_RULE_CFA, true,
 					      -(s32)state->pos.ws };
 	frame->fp = (struct unwind_user_loc){ UNWIND_USER_RULE_SAME };
-	frame->flags = 0;
+	frame->outermost = false;
+	frame->sets_floor = false;
+	frame->records = false;
+	frame->check_ra = false;
 	frame->pc_end = frame->pc_start;
 	unwind_user_frame_prepare(frame);
 }
@@ -539,8 +541,7 @@ int unwind_user_walk(struct unwind_user_state *state,
 			topmost = true;
 			continue;
 		}
-		if (step == UNWIND_USER_FRAME &&
-		    (frame->flags & UNWIND_FRAME_OUTERMOST))
+		if (step == UNWIND_USER_FRAME && frame->outermost)
 			step = UNWIND_USER_END;
 		if (step != UNWIND_USER_FRAME)
 			break;
@@ -550,12 +551,11 @@ int unwind_user_walk(struct unwind_user_state *state,
 			known = trace->nr;
 		topmost = false;
 		step = UNWIND_USER_UNKNOWN;
-		if (state->pos.ws == 8 && frame->span &&
-		    !(frame->flags & UNWIND_FRAME_CHECK_RA)) {
+		if (state->pos.ws == 8 && frame->simple && !frame->check_ra) {
 			if (unwind_user_record64(frame))
 				step = unwind_user_run(state, frame, trace, max,
 						       &known, true);
-			else if (!(frame->flags & UNWIND_FRAME_RECORD))
+			else if (!frame->records)
 				step = unwind_user_run(state, frame, trace, max,
 						       &known, false);
 		}

@@ -73,8 +73,7 @@ static void sframe_frame_set(struct unwind_user_frame *frame,
 	*frame = (struct unwind_user_frame){
 		.cfa = row->cfa, .ra = row->ra, .fp = row->fp,
 		.pc_start = pc, .pc_end = pc + 1, .known_text = known_text,
-		.flags = UNWIND_FRAME_FLOOR |
-			 (row->outermost ? UNWIND_FRAME_OUTERMOST : 0),
+		.outermost = row->outermost, .sets_floor = true,
 	};
 	unwind_user_frame_prepare(frame);
 }

@@ -592,7 +592,7 @@ static void sframe_row_copies(struct kunit *test)
 {
 	struct sfk_env *env = sfk_env(test, 2);
 	unsigned long pc = env->text + 0x105;
-	const struct unwind_user_frame frame = { .span = 8 };
+	const struct unwind_user_frame frame = { .simple = true, .span = 8 };
 	const struct sframe_row_copy *copy;
 	struct unwind_sframe_sec sec, none;
 	struct unwind_sframe_row row;
