@@ -16,8 +16,16 @@ whose first commit (tag "base") is the pristine package.
                              patches/ and the overlay; with NAME, edits
                              to base files go to that patch even when an
                              earlier one edits the same file.
-  tree.py series [--out DIR] export a git-am-able series and check that it
-                             rebuilds the prepared tree exactly.
+  tree.py series [--out DIR] export the series as the mails of its parts
+                             (patches/parts: five series, each applying on
+                             the one before, each with its cover letter)
+                             and check that they rebuild the prepared tree
+                             exactly.
+  tree.py import REV         rewrite patches/ from the commits base..REV of
+                             build/linux (the exported series, reordered or
+                             edited with git rebase): one patch per commit,
+                             each keeping the changelog of the patch with
+                             its subject. REV must hold the tree as it is.
   tree.py steps [--save] PATH
                              write a new file as it stands after each patch
                              from the one that adds it (build/steps/PATH/),
@@ -638,21 +646,42 @@ def parse_header(name):
     return author, subject, body
 
 
-COVER = os.path.join(PATCHES, "cover-letter")
+PARTS = os.path.join(PATCHES, "parts")
 
 
-def check_cover_letter(subjects):
+def series_parts(patches):
+    """The series the export is cut into: [(name, patches, cover)] from
+    patches/parts, each part running from its first patch to the one
+    before the next part's first."""
+    rows = []
+    for line in read_lines(PARTS):
+        f = line.split()
+        if len(f) != 3:
+            die("patches/parts: bad line %r (want: NAME FIRST-PATCH COVER)" % line)
+        if f[1] not in patches:
+            die("patches/parts: %s is not in patches/series" % f[1])
+        if not os.path.exists(os.path.join(PATCHES, f[2])):
+            die("patches/parts: no cover letter %s" % f[2])
+        rows.append(f)
+    starts = [patches.index(f[1]) for f in rows]
+    if not rows or starts[0] != 0 or starts != sorted(set(starts)):
+        die("patches/parts must start at the first patch, in the series' order")
+    ends = starts[1:] + [len(patches)]
+    return [(f[0], patches[a:b], os.path.join(PATCHES, f[2]))
+            for f, a, b in zip(rows, starts, ends)]
+
+
+def check_cover_letter(cover, subjects):
     """The cover text must stay true as patches come and go: it names no
     patch by number (git format-patch puts the numbered shortlog under it)
     and mentions the subsystem of every patch (the prefix of its subject,
     such as "perf tools" or "tracing")."""
-    if not os.path.exists(COVER):
-        die("patches/cover-letter is missing: the series needs its cover text")
-    blurb = open(COVER).read().partition("\n\n")[2]
+    name = os.path.relpath(cover, REPO)
+    blurb = open(cover).read().partition("\n\n")[2]
     numbered = re.findall(r"\b[Pp]atch(?:es)? \d+", blurb)
     if numbered:
-        die("patches/cover-letter names patches by number (%s): describe them "
-            "by subsystem, the shortlog numbers them" % ", ".join(numbered))
+        die("%s names patches by number (%s): describe them by subsystem, "
+            "the shortlog numbers them" % (name, ", ".join(numbered)))
     flat = " ".join(blurb.split())
     missing = []
     for subject in subjects:
@@ -660,8 +689,8 @@ def check_cover_letter(subjects):
         if prefix and prefix not in flat:
             missing.append("%s (%s)" % (prefix, subject))
     if missing:
-        die("patches/cover-letter does not describe these patches' "
-            "subsystems:\n  " + "\n  ".join(missing))
+        die("%s does not describe these patches' subsystems:\n  " % name
+            + "\n  ".join(missing))
 
 
 # What a user or another kernel subsystem can name, as the series adds it:
@@ -681,7 +710,7 @@ KERNEL_NAME = [
 ]
 
 
-def series_interfaces(patches, new_files):
+def series_interfaces(patches, new_files, first_dir):
     """Names of the interfaces the series adds: uapi defines, enum values
     and perf_event_attr bits; Kconfig symbols; trace events and ftrace
     entries; kfuncs; tracefs options."""
@@ -705,31 +734,32 @@ def series_interfaces(patches, new_files):
         if not f.endswith((".c", ".h")) or f.startswith("tools/") or \
            "/tests/" in f:
             continue
-        for line in open(os.path.join(REPO, f)).read().splitlines():
+        # The file as its patch adds it: later growth is in later patches.
+        for line in open(os.path.join(first_dir, f)).read().splitlines():
             for pat in KERNEL_NAME[1:5]:
                 names.update(pat.findall(line))
     # Macro parameters of the trace event headers, not events.
     return sorted(x for x in names if x not in ("name", "call", "template"))
 
 
-def check_cover_interfaces(names):
-    """Every interface the series adds is named in the cover letter."""
-    flat = open(COVER).read()
+def check_cover_interfaces(cover, names):
+    """Every interface a part adds is named in its cover letter."""
+    flat = open(cover).read()
     missing = [x for x in names if not re.search(r"\b%s\b" % re.escape(x), flat)]
     if missing:
-        die("patches/cover-letter does not name these interfaces the series "
-            "adds:\n  " + "\n  ".join(missing))
+        die("%s does not name these interfaces its series adds:\n  "
+            % os.path.relpath(cover, REPO) + "\n  ".join(missing))
 
 
-def check_cover_patches(subjects):
-    """Every patch is described in the cover letter, by its subject after
-    the subsystem prefix."""
-    flat = " ".join(open(COVER).read().split()).lower()
+def check_cover_patches(cover, subjects):
+    """Every patch is described in its part's cover letter, by its subject
+    after the subsystem prefix."""
+    flat = " ".join(open(cover).read().split()).lower()
     missing = [s for s in subjects
                if " ".join(s.partition(":")[2].split()).lower() not in flat]
     if missing:
-        die("patches/cover-letter does not describe these patches (quote "
-            "each subject after its prefix):\n  " + "\n  ".join(missing))
+        die("%s does not describe these patches (quote each subject after "
+            "its prefix):\n  " % os.path.relpath(cover, REPO) + "\n  ".join(missing))
 
 
 MAINTAINERS_ENTRY = "USER SPACE STACK UNWINDING"
@@ -750,10 +780,10 @@ def check_maintainers(tree, added):
             % (MAINTAINERS_ENTRY, "\n  ".join(missing)))
 
 
-def fill_cover_letter(path):
-    """Put patches/cover-letter (subject line, blank line, text) into the
+def fill_cover_letter(path, cover):
+    """Put a part's cover text (subject line, blank line, text) into the
     cover letter that git format-patch left with placeholders."""
-    subject, _, blurb = open(COVER).read().partition("\n\n")
+    subject, _, blurb = open(cover).read().partition("\n\n")
     text = open(path).read()
     text = text.replace("*** SUBJECT HERE ***", subject.strip())
     text = text.replace("*** BLURB HERE ***", blurb.strip())
@@ -790,15 +820,19 @@ def cmd_series(args):
         git("worktree", "remove", "--force", d, check=False)
         shutil.rmtree(d, ignore_errors=True)
     git("worktree", "prune")
-    subjects = [parse_header(n)[1] for n in patches]
-    check_cover_letter(subjects)
-    check_cover_patches(subjects)
-    check_cover_interfaces(series_interfaces(patches, overlay))
+    parts = series_parts(patches)
     first = os.path.join(BUILD, "series-first")
     shutil.rmtree(first, ignore_errors=True)
     try:
         first_versions(patches, mapping, first)
+        for name, part, cover in parts:
+            subjects = [parse_header(n)[1] for n in part]
+            check_cover_letter(cover, subjects)
+            check_cover_patches(cover, subjects)
+            born = [f for f, n in mapping.items() if n in part]
+            check_cover_interfaces(cover, series_interfaces(part, born, first))
         git("worktree", "add", "-q", "--detach", wt, "base")
+        commits = {}
         for n in patches:
             author, subject, body = parse_header(n)
             apply_patch(n, wt)
@@ -815,18 +849,28 @@ def cmd_series(args):
             if author:
                 cmd += ["--author", author]
             git(*cmd, cwd=wt)
+            commits[n] = git("rev-parse", "HEAD", cwd=wt).stdout.decode().strip()
         shutil.rmtree(out, ignore_errors=True)
-        git("format-patch", "-q", "--cover-letter" if len(patches) > 1 else
-            "--no-cover-letter", "-o", out, "base..HEAD", cwd=wt)
-        cover = os.path.join(out, "0000-cover-letter.patch")
-        if os.path.exists(cover):
-            fill_cover_letter(cover)
-        # Verify: the mails apply to the pristine base and rebuild the tree.
+        # The whole run, numbered as one, for the bisect lane; then each
+        # part as the series a maintainer gets, with its cover letter.
+        git("format-patch", "-q", "--no-cover-letter", "-o", out, "base..HEAD",
+            cwd=wt)
+        part_mails = []
+        for name, part, cover in parts:
+            since = "base" if part[0] == patches[0] else commits[part[0]] + "^"
+            dest = os.path.join(out, name)
+            prefix = "RFC PATCH" if name.endswith("-rfc") else "PATCH"
+            git("format-patch", "-q", "--cover-letter", "--subject-prefix=" + prefix,
+                "-o", dest,
+                "%s..%s" % (since, commits[part[-1]]), cwd=wt)
+            fill_cover_letter(os.path.join(dest, "0000-cover-letter.patch"), cover)
+            part_mails += [os.path.join(dest, m) for m in sorted(os.listdir(dest))
+                           if not m.startswith("0000-")]
+        # Verify: the parts' mails, in order, apply to the pristine base and
+        # rebuild the tree.
         git("worktree", "add", "-q", "--detach", check, "base")
-        mails = sorted(m for m in os.listdir(out) if not m.startswith("0000-"))
-        if mails:
-            git("am", "-q", "--whitespace=nowarn",
-                *[os.path.join(out, m) for m in mails], cwd=check)
+        if part_mails:
+            git("am", "-q", "--whitespace=nowarn", *part_mails, cwd=check)
         got = git("rev-parse", "HEAD^{tree}", cwd=check).stdout.decode().strip()
         want = open(STAMP_TREE).read().strip()
         if got != want:
@@ -842,8 +886,10 @@ def cmd_series(args):
             git("worktree", "remove", "--force", d, check=False)
         git("worktree", "prune", check=False)
         shutil.rmtree(first, ignore_errors=True)
-    print("tree: %d patches in %s; git am on the base rebuilds build/linux exactly"
-          % (len(patches), os.path.relpath(out, REPO)))
+    print("tree: %d patches in %s, as %d series (%s); git am of the series "
+          "in order on the base rebuilds build/linux exactly"
+          % (len(patches), os.path.relpath(out, REPO), len(parts),
+             ", ".join("%s: %d" % (p[0], len(p[1])) for p in parts)))
 
 
 # ------------------------------------------------------------------ steps
@@ -912,6 +958,105 @@ def cmd_steps(args):
           % (path, steps[0], os.path.relpath(out, REPO), path))
 
 
+# ------------------------------------------------------------------ import
+
+def cmd_import(args):
+    """Rewrite patches/ from a git series: the way to reorder patches.
+
+    The commits base..REV replace the series. Each takes the name and
+    changelog of the patch with its subject (so a commit's own message is
+    ignored: edit changelogs in patches/), its number from its place, its
+    base files' diff as its quilt patch, and its diff of a new file as
+    that file's growth; a new file belongs to the commit that adds it.
+    The overlay stays as it is, which is why REV must hold the tree the
+    repository gives now."""
+    if not os.path.isdir(TREE):
+        die("no prepared tree: run `make tree` first")
+    check_unsaved_edits(False)
+    rev = git("rev-parse", "--verify", args.rev + "^{commit}").stdout.decode().strip()
+    want = open(STAMP_TREE).read().strip()
+    if git("rev-parse", rev + "^{tree}").stdout.decode().strip() != want:
+        die("%s does not hold the tree of this repository: a reorder must "
+            "end where the series ends" % args.rev)
+    commits = git("rev-list", "--reverse", "--first-parent", "base.." + rev
+                  ).stdout.decode().split()
+    old = series_patches()
+    by_subject = {parse_header(n)[1]: n for n in old}
+    names = []
+    for c in commits:
+        subject = git("log", "-1", "--format=%s", c).stdout.decode().strip()
+        if subject not in by_subject:
+            die("commit %s (%s) has the subject of no patch" % (c[:12], subject))
+        names.append(by_subject.pop(subject))
+    if by_subject:
+        die("no commit has the subject of " + ", ".join(sorted(by_subject.values())))
+    new_names = ["%04d-%s" % (i + 1, n.split("-", 1)[1]) for i, n in enumerate(names)]
+    texts = {}
+    adds = {}
+    for c, n, nn in zip(commits, names, new_names):
+        status = git("diff", "--name-status", "--no-renames", c + "^", c
+                     ).stdout.decode().splitlines()
+        base_files, growth = [], []
+        for line in status:
+            st, path = line.split("\t", 1)
+            if in_base(path):
+                base_files.append(path)
+            elif st == "A":
+                adds[path] = nn
+            elif st == "M":
+                growth.append(path)
+            else:
+                die("commit %s deletes %s, a new file of the series" % (c[:12], path))
+        header, _ = split_patch(n)
+        m = re.search(r"^---\s*$", header, re.M)
+        text = (header[:m.end()] if m else header.rstrip("\n") + "\n---") + "\n"
+        if base_files:
+            text += git("diff", "--patch-with-stat", "--abbrev=7", "--no-renames",
+                        c + "^", c,
+                        "--", *base_files).stdout.decode(errors="surrogateescape")
+        if growth:
+            text += git("diff", "-p", "--abbrev=7", "--no-renames", c + "^", c,
+                        "--", *growth
+                        ).stdout.decode(errors="surrogateescape")
+        texts[nn] = text
+    if set(adds) != overlay_set():
+        die("the commits add other new files than the overlay holds: %s"
+            % sorted(set(adds) ^ overlay_set()))
+    for n in old:
+        os.unlink(os.path.join(PATCHES, n))
+    for nn in new_names:
+        with open(os.path.join(PATCHES, nn), "w", errors="surrogateescape") as f:
+            f.write(texts[nn])
+    renamed = dict(zip(names, new_names))
+    with open(SERIES) as f:
+        lines = f.read().splitlines()
+    comments = [l for l in lines if l.startswith("#")]
+    with open(SERIES, "w") as f:
+        f.write("\n".join(comments + new_names) + "\n")
+    with open(NEW_FILES) as f:
+        lines = f.read().splitlines()
+    with open(NEW_FILES, "w") as f:
+        for line in lines:
+            parts = line.split()
+            if len(parts) == 2:
+                line = "%s %s" % (parts[0], adds[parts[0]])
+            f.write(line + "\n")
+    rows = []
+    for line in (open(PARTS).read().splitlines() if os.path.exists(PARTS) else []):
+        f = line.split()
+        if len(f) == 3 and not line.startswith("#"):
+            line = " ".join([f[0], renamed.get(f[1], f[1]), f[2]])
+        rows.append(line)
+    if rows:
+        with open(PARTS, "w") as f:
+            f.write("\n".join(rows) + "\n")
+    moved = [(n, nn) for n, nn in renamed.items() if n.split("-", 1)[0] != nn.split("-", 1)[0]]
+    for n, nn in moved:
+        print("tree: %s is now %s" % (n, nn))
+    print("tree: %d patches from %s; run `tree.py prepare` and `tree.py series`"
+          % (len(new_names), args.rev))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -921,13 +1066,15 @@ def main():
     p.add_argument("--patch")
     p = sub.add_parser("series")
     p.add_argument("--out", default=os.path.join(BUILD, "series"))
+    p = sub.add_parser("import")
+    p.add_argument("rev")
     p = sub.add_parser("steps")
     p.add_argument("--save", action="store_true")
     p.add_argument("path")
     args = ap.parse_args()
     try:
         {"prepare": cmd_prepare, "refresh": cmd_refresh, "series": cmd_series,
-         "steps": cmd_steps}[args.cmd](args)
+         "steps": cmd_steps, "import": cmd_import}[args.cmd](args)
     except TreeError as e:
         die(str(e))
 
