@@ -110,13 +110,22 @@ def listed(conf, makefile, name):
 
 def built(tree, conf, obj):
     parts = obj.split("/")
-    for depth in range(len(parts) - 1, 0, -1):
+    depth = len(parts) - 1
+    while depth > 0:
         d = "/".join(parts[:depth])
         name = parts[depth] + ("" if depth == len(parts) - 1 else "/")
         res = listed(conf, os.path.join(tree, d, "Makefile"), name)
         if res is None and depth < len(parts) - 1:
             # Top-level directories are listed in the main Makefile or Kbuild.
             res = listed(conf, os.path.join(tree, d, "Kbuild"), name)
+        up = depth
+        # A Makefile may name an object of a directory below it by its
+        # path (kernel/unwind/Makefile: sframe/read.o); that directory
+        # then needs no Makefile of its own.
+        while res is None and depth == len(parts) - 1 and up > 1:
+            up -= 1
+            res = listed(conf, os.path.join(tree, "/".join(parts[:up]), "Makefile"),
+                         "/".join(parts[up:]))
         if res is False:
             return False
         if res is None and depth == len(parts) - 1:
@@ -124,6 +133,7 @@ def built(tree, conf, obj):
             print("series-objects: %s is not in %s/Makefile: not built"
                   % (obj, d), file=sys.stderr)
             return False
+        depth = up - 1
     return True
 
 
