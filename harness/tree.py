@@ -44,6 +44,7 @@ so nothing typed in the tree is lost; refresh keeps them, --force drops them.
 """
 
 import argparse
+import fnmatch
 import hashlib
 import os
 import re
@@ -780,6 +781,26 @@ def check_maintainers(tree, added):
             % (MAINTAINERS_ENTRY, "\n  ".join(missing)))
 
 
+def check_maintainers_named(tree, patch):
+    """The series' MAINTAINERS entry names only files that exist at
+    @patch: it grows with the patches that add what it names."""
+    text = open(os.path.join(tree, "MAINTAINERS"), errors="replace").read()
+    m = re.search(r"(?m)^%s\n((?:[A-Z]:.*\n)+)" % re.escape(MAINTAINERS_ENTRY), text)
+    if not m:
+        return
+    pats = [l[2:].strip() for l in m.group(1).splitlines() if l.startswith("F:")]
+    files = git("ls-files", cwd=tree).stdout.decode().splitlines()
+    for pat in pats:
+        if pat.endswith("/"):
+            hit = any(f.startswith(pat) for f in files)
+        else:
+            hit = any(fnmatch.fnmatchcase(f, pat) for f in files)
+        if not hit:
+            raise TreeError("after patch %s, MAINTAINERS' %s entry names %s, "
+                            "which no file matches yet: add the line with the "
+                            "patch that adds the file" % (patch, MAINTAINERS_ENTRY, pat))
+
+
 def fill_cover_letter(path, cover):
     """Put a part's cover text (subject line, blank line, text) into the
     cover letter that git format-patch left with placeholders."""
@@ -850,6 +871,7 @@ def cmd_series(args):
                 cmd += ["--author", author]
             git(*cmd, cwd=wt)
             commits[n] = git("rev-parse", "HEAD", cwd=wt).stdout.decode().strip()
+            check_maintainers_named(wt, n)
         shutil.rmtree(out, ignore_errors=True)
         # The whole run, numbered as one, for the bisect lane; then each
         # part as the series a maintainer gets, with its cover letter.
