@@ -801,6 +801,23 @@ def check_maintainers_named(tree, patch):
                             "patch that adds the file" % (patch, MAINTAINERS_ENTRY, pat))
 
 
+DOC = "Documentation/trace/unwind_deferred.rst"
+
+
+def check_doc_named(tree, patch, later):
+    """The series' document names no interface a later patch adds: it
+    grows with the patches. @later maps each such name to its patch."""
+    path = os.path.join(tree, DOC)
+    if not os.path.exists(path):
+        return
+    text = open(path).read()
+    early = ["%s (%s)" % (x, p) for x, p in sorted(later.items())
+             if re.search(r"\b%s\b" % re.escape(x), text)]
+    if early:
+        raise TreeError("after patch %s, %s names interfaces later patches "
+                        "add:\n  %s" % (patch, DOC, "\n  ".join(early)))
+
+
 def fill_cover_letter(path, cover):
     """Put a part's cover text (subject line, blank line, text) into the
     cover letter that git format-patch left with placeholders."""
@@ -852,9 +869,14 @@ def cmd_series(args):
             check_cover_patches(cover, subjects)
             born = [f for f, n in mapping.items() if n in part]
             check_cover_interfaces(cover, series_interfaces(part, born, first))
+        added_by = {}
+        for n in patches:
+            born = [f for f, p in mapping.items() if p == n]
+            for x in series_interfaces([n], born, first):
+                added_by.setdefault(x, n)
         git("worktree", "add", "-q", "--detach", wt, "base")
         commits = {}
-        for n in patches:
+        for i, n in enumerate(patches):
             author, subject, body = parse_header(n)
             apply_patch(n, wt)
             for f in [f for f, p in mapping.items() if p == n]:
@@ -872,6 +894,8 @@ def cmd_series(args):
             git(*cmd, cwd=wt)
             commits[n] = git("rev-parse", "HEAD", cwd=wt).stdout.decode().strip()
             check_maintainers_named(wt, n)
+            check_doc_named(wt, n, {x: p for x, p in added_by.items()
+                                    if patches.index(p) > i})
         shutil.rmtree(out, ignore_errors=True)
         # The whole run, numbered as one, for the bisect lane; then each
         # part as the series a maintainer gets, with its cover letter.
