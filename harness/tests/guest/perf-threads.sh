@@ -8,7 +8,9 @@
 # state it still kept at the end (before: all 5,000; now those still
 # alive), and its peak memory on the fp,defer recording must stay within
 # 1.10x of the fp one's (measured 1.06x; 1.08x when nothing was given
-# back, as the state of these threads is small). TAP on stdout.
+# back, as the state of these threads is small). A recording that lost
+# events cannot say which state should be gone: check 2 is skipped then.
+# Buffers of 1024 pages per CPU make that rare. TAP on stdout.
 #
 #   perf-threads.sh --record DIR    in the guest: the two recordings
 #   perf-threads.sh --from DIR      on the host: perf report's peak memory
@@ -22,7 +24,7 @@ threads=5000
 
 if [ "${1:-}" = --record ]; then
 	for mode in fp fp,defer; do
-		"$perf" record -q -e syscalls:sys_enter_getppid --call-graph "$mode" \
+		"$perf" record -q -m 1024 -e syscalls:sys_enter_getppid --call-graph "$mode" \
 			-o "$2/threads-$mode.data" -- "$churn" "$threads" 10 \
 			>/dev/null 2>"$2/threads.err" || cat "$2/threads.err" >&2
 	done
@@ -40,10 +42,16 @@ if [ ! -s "$fp" ] || [ ! -s "$defer" ]; then
 	exit 0
 fi
 echo "ok 1 recordings of $threads short-lived threads, fp and fp,defer"
-kept=$("$perf" report --stdio -v -i "$defer" 2>&1 >/dev/null |
-	sed -n 's/^deferred callchains: state of \([0-9]*\) threads kept at the end$/\1/p')
+verbose=$("$perf" report --stdio -v -i "$defer" 2>&1 >/dev/null)
+kept=$(sed -n 's/^deferred callchains: state of \([0-9]*\) threads kept at the end$/\1/p' <<<"$verbose")
+# A recording that lost events (a busy host: the guest's buffers fill)
+# lost some threads' exits and deferred records, and perf rightly keeps
+# those threads' state: the count says nothing then.
+lost=$(sed -n 's/.*Processed [0-9]* events and lost \([0-9]*\) chunks.*/\1/p' <<<"$verbose")
 if [ -n "$kept" ] && [ "$kept" -le 4 ]; then
 	echo "ok 2 perf report keeps the state of $kept threads at the end (of $threads)"
+elif [ -n "$kept" ] && [ "${lost:-0}" -gt 0 ]; then
+	echo "ok 2 # SKIP the recording lost $lost chunks of events, exits among them: $kept threads' state kept, not checked"
 else
 	echo "not ok 2 perf report keeps the state of ${kept:-?} threads at the end (of $threads)"
 fi
