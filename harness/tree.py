@@ -44,6 +44,7 @@ so nothing typed in the tree is lost; refresh keeps them, --force drops them.
 """
 
 import argparse
+import fcntl
 import fnmatch
 import hashlib
 import os
@@ -833,6 +834,10 @@ def fill_cover_letter(path, cover):
 def cmd_series(args):
     if not os.path.isdir(TREE):
         die("no prepared tree: run `make tree` first")
+    # Two exports at once (make bisect runs one) would share the
+    # worktrees below and fail each other with misleading errors.
+    lock = open(os.path.join(BUILD, "series.lock"), "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
     check_unsaved_edits(False)
     patches = series_patches()
     mapping = {}
