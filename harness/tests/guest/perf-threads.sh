@@ -10,7 +10,7 @@
 # 1.10x of the fp one's (measured 1.06x; 1.08x when nothing was given
 # back, as the state of these threads is small). A recording that lost
 # events cannot say which state should be gone: check 2 is skipped then.
-# Buffers of 1024 pages per CPU make that rare. TAP on stdout.
+# TAP on stdout.
 #
 #   perf-threads.sh --record DIR    in the guest: the two recordings
 #   perf-threads.sh --from DIR      on the host: perf report's peak memory
@@ -24,7 +24,7 @@ threads=5000
 
 if [ "${1:-}" = --record ]; then
 	for mode in fp fp,defer; do
-		"$perf" record -q -m 1024 -e syscalls:sys_enter_getppid --call-graph "$mode" \
+		"$perf" record -q -e syscalls:sys_enter_getppid --call-graph "$mode" \
 			-o "$2/threads-$mode.data" -- "$churn" "$threads" 10 \
 			>/dev/null 2>"$2/threads.err" || cat "$2/threads.err" >&2
 	done
