@@ -40,7 +40,8 @@ printed on stderr as
 unverifiable. On stderr, the five commonest places where
 fp,defer stops short of a root dwarf reaches, and its three commonest
 caller edges dwarf never saw (a rare true edge, or a wrong frame), each
-with the whole user chain of its first sample (function+offset). Addresses compare as they are in the one
+with the whole user chain of its first sample (function+offset). A kernel-half address is a kernel frame even where
+perf names no symbol for it (a kprobe's trampoline). Addresses compare as they are in the one
 process: perf prints dwarf's return addresses minus one, which is added
 back.
 """
@@ -51,6 +52,8 @@ import subprocess
 import sys
 
 KERNEL = "[kernel.kallsyms]"
+# x86-64's kernel half: every address from here up is the kernel's.
+KERNEL_START = 0xffff800000000000
 
 
 def samples(path, comm):
@@ -89,6 +92,11 @@ def samples(path, comm):
                 dso, _, off_hex = dso.rpartition("+0x")
                 dsoff = int(off_hex, 16)
             sym, _, off = sym.rpartition("+0x") if "+0x" in sym else (sym, "", "")
+            # A kernel address perf cannot name (a kprobe's or ftrace's
+            # trampoline, [unknown]) is still a kernel frame, not the
+            # first of the user chain.
+            if addr >= KERNEL_START:
+                dso = KERNEL
             frames = cur[1]
             # Inlined functions repeat the address: one frame.
             if frames and frames[-1][2] == addr:
