@@ -917,6 +917,10 @@ def cmd_series(args):
             fill_cover_letter(os.path.join(dest, "0000-cover-letter.patch"), cover)
             part_mails += [os.path.join(dest, m) for m in sorted(os.listdir(dest))
                            if not m.startswith("0000-")]
+        for name, part, cover in parts:
+            since = "base" if part[0] == patches[0] else commits[part[0]] + "^"
+            print("tree: %s adds %s" % (name, lines_added(
+                wt, "%s..%s" % (since, commits[part[-1]]))))
         # Verify: the parts' mails, in order, apply to the pristine base and
         # rebuild the tree.
         git("worktree", "add", "-q", "--detach", check, "base")
@@ -958,6 +962,33 @@ def new_file_patches(path):
     if path not in mapping or path not in overlay_set():
         die("%s is not a new file of the series (patches/new-files)" % path)
     return patches, mapping, patches[patches.index(mapping[path]):]
+
+
+def line_kind(path):
+    """What a file of the series is, for counting a series' size: tests
+    (KUnit, its Kconfig in lib/Kconfig.debug, kselftests, ftracetest and
+    perf's tests), docs (Documentation, MAINTAINERS, perf's manual pages)
+    or code (everything else, tools included)."""
+    if (path.startswith(("tools/testing/", "tools/perf/tests/")) or
+            "/tests/" in path or path == "lib/Kconfig.debug"):
+        return "tests"
+    if path.startswith(("Documentation/", "tools/perf/Documentation/")) or \
+            path == "MAINTAINERS":
+        return "docs"
+    return "code"
+
+
+def lines_added(cwd, revs):
+    """Lines a range of commits adds, by kind: "N of code, N of docs, N of
+    tests" (the issue's measure of a series: what it adds outside tests)."""
+    count = {"code": 0, "docs": 0, "tests": 0}
+    out = git("diff", "--numstat", "--no-renames", revs, cwd=cwd).stdout.decode()
+    for line in out.splitlines():
+        added, _, path = line.split("\t", 2)
+        if added != "-":
+            count[line_kind(path)] += int(added)
+    return ", ".join("{:,} of {}".format(count[k], k)
+                     for k in ("code", "docs", "tests"))
 
 
 def cmd_steps(args):

@@ -4,14 +4,11 @@
  *
  * Distributions build their objects with neither frame pointers nor SFrame,
  * but with .eh_frame, which a tool converts to SFrame in user space
- * (tools/unwind/cfi2sframe). A privileged process (CAP_PERFMON or
- * CAP_SYS_ADMIN: it decides how every process's stacks are walked) gives
- * such a table for a file with prctl(PR_SFRAME_FILE_ADD), and every
+ * (tools/unwind/cfi2sframe). A privileged process gives such a table for
+ * a file (prctl(PR_SFRAME_FILE_ADD), sframe/file_prctl.c), and every
  * process that maps the file is walked with it: the walker meets the
  * mapping, finds no table of the object's own (sframe/registry.c) and takes the
- * file's. The kernel opens no file by path; the caller passes a file
- * descriptor of the object, and the build ID the table was made from,
- * which must be the file's.
+ * file's. This file keeps the tables.
  *
  * Tables are keyed by the file's device, inode number and generation. A
  * key outlives its file (nothing here hooks inode eviction, and pinning
@@ -40,18 +37,14 @@
  * only taken off when the mm has no users.
  */
 #include <linux/buildid.h>
-#include <linux/capability.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/hashtable.h>
 #include <linux/llist.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
-#include <linux/prctl.h>
 #include <linux/refcount.h>
-#include <linux/sched/signal.h>
 #include <linux/slab.h>
-#include <linux/uaccess.h>
 #include <linux/unwind_sframe.h>
 #include "sframe.h"
 #include "elf.h"
@@ -60,9 +53,6 @@
 /* All tables together: a distribution's objects need about 80 MiB. */
 #define SFRAME_FILES_MAX_BYTES	(512UL << 20)
 #define SFRAME_FILES_MAX	65536
-
-/* The largest build ID (elf.c reads it). */
-#define SFRAME_BUILD_ID_MAX	BUILD_ID_SIZE_MAX
 
 /**
  * struct sframe_file_table - a table the kernel holds for a file
@@ -150,6 +140,77 @@ static void sframe_file_unlink(struct sframe_file_table *t)
 }
 
 /**
+ * sframe_file_store - hold a table for a file, in place of any before it
+ * @inode:	the file's inode, whose key the table takes
+ * @id:		the file's build ID, which the table was made from
+ * @id_size:	its bytes, at most SFRAME_BUILD_ID_MAX
+ * @data:	the table, checked (sframe_sec_init_kernel()); on success it
+ *		belongs to the store, which never writes it
+ * @len:	its bytes, at most SFRAME_MAX_SIZE
+ *
+ * Context: Task context, the process that gives the table (its memory
+ * cgroup is charged).
+ * Return: 0; -ENOMEM; -ENOSPC when the tables' limits are reached. On
+ * error @data is still the caller's.
+ */
+int sframe_file_store(const struct inode *inode, const u8 *id, u32 id_size,
+		      void *data, unsigned long len)
+{
+	struct sframe_file_table *t, *old;
+
+	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
+	if (!t)
+		return -ENOMEM;
+	refcount_set(&t->ref, 1);
+	t->dev = inode->i_sb->s_dev;
+	t->ino = inode->i_ino;
+	t->gen = inode->i_generation;
+	t->build_id_size = id_size;
+	memcpy(t->build_id, id, id_size);
+	t->len = len;
+	t->data = data;
+
+	mutex_lock(&sframe_files_lock);
+	old = sframe_file_lookup(inode);
+	if ((!old && sframe_files_count >= SFRAME_FILES_MAX) ||
+	    sframe_files_bytes - (old ? old->len : 0) + len >
+	    SFRAME_FILES_MAX_BYTES) {
+		mutex_unlock(&sframe_files_lock);
+		kfree(t);
+		return -ENOSPC;
+	}
+	if (old)
+		sframe_file_unlink(old);
+	hash_add(sframe_files, &t->node, sframe_file_hash(t->dev, t->ino));
+	sframe_files_bytes += len;
+	WRITE_ONCE(sframe_files_count, sframe_files_count + 1);
+	/* After the table is in the hash: who sees the count finds it. */
+	smp_store_release(&sframe_files_gen, sframe_files_gen + 1 ?: 1);
+	mutex_unlock(&sframe_files_lock);
+	return 0;
+}
+
+/**
+ * sframe_file_forget - drop the table held for a file
+ * @inode:	the file's inode
+ *
+ * Walks that use the table keep it until their mm goes (sframe_file_pin()).
+ *
+ * Return: 0, or -ENOENT if no table is held for @inode's key.
+ */
+int sframe_file_forget(const struct inode *inode)
+{
+	struct sframe_file_table *t;
+
+	mutex_lock(&sframe_files_lock);
+	t = sframe_file_lookup(inode);
+	if (t)
+		sframe_file_unlink(t);
+	mutex_unlock(&sframe_files_lock);
+	return t ? 0 : -ENOENT;
+}
+
+/**
  * sframe_file_get - the table the kernel holds for a file
  * @file:	an object mapped executable
  *
@@ -225,7 +286,7 @@ void sframe_file_release(struct sframe_file_table *t)
  */
 u32 sframe_file_generation(void)
 {
-	/* Pairs with the release in sframe_file_add(): its table is found. */
+	/* Pairs with the release in sframe_file_store(): its table is found. */
 	return smp_load_acquire(&sframe_files_gen);
 }
 
@@ -286,170 +347,4 @@ void sframe_file_unpin_all(struct mm_struct *mm)
 		sframe_file_put(pin->table);
 		kfree(pin);
 	}
-}
-
-/* The regular file @fd names, open for reading, with a reference. */
-static int sframe_file_of_fd(int fd, struct file **filep)
-{
-	struct file *file = fget(fd);
-
-	if (!file)
-		return -EBADF;
-	if (!S_ISREG(file_inode(file)->i_mode) ||
-	    !(file->f_mode & FMODE_READ)) {
-		fput(file);
-		return -EBADF;
-	}
-	*filep = file;
-	return 0;
-}
-
-static int sframe_file_add(unsigned long uarg, unsigned long usize)
-{
-	struct sframe_file_table *t, *old;
-	struct unwind_sframe_sec sec = {};
-	struct prctl_sframe_file arg;
-	u8 id[SFRAME_BUILD_ID_MAX];
-	struct file *file;
-	struct inode *inode;
-	const char *why;
-	int ret, size;
-
-	ret = copy_struct_from_user(&arg, sizeof(arg), (void __user *)uarg,
-				    usize);
-	if (ret)
-		return ret;
-	if (arg.flags || !arg.build_id_size ||
-	    arg.build_id_size > SFRAME_BUILD_ID_MAX || !arg.table_size)
-		return -EINVAL;
-	if (arg.table_size > SFRAME_MAX_SIZE)
-		return -E2BIG;
-	ret = sframe_file_of_fd(arg.fd, &file);
-	if (ret)
-		return ret;
-	inode = file_inode(file);
-
-	size = sframe_elf_build_id(file, id);
-	if (size <= 0) {
-		ret = size ? size : -ENODATA;
-		goto out_file;
-	}
-	if (size != arg.build_id_size || memcmp(id, arg.build_id, size)) {
-		ret = -ESTALE;
-		goto out_file;
-	}
-
-	ret = -ENOMEM;
-	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
-	if (!t)
-		goto out_file;
-	t->data = kvmalloc(arg.table_size, GFP_KERNEL_ACCOUNT);
-	if (!t->data)
-		goto out_table;
-	ret = -EFAULT;
-	if (copy_from_user(t->data, u64_to_user_ptr(arg.table), arg.table_size))
-		goto out_table;
-	/* Checked as a section at address 0: the starts are the object's. */
-	ret = sframe_sec_init_kernel(&sec, t->data, 0, arg.table_size, &why);
-	if (ret) {
-		if (ret == -EINVAL)
-			pr_info_ratelimited("unwind: %s[%d]: SFrame table for %pD refused: %s\n",
-					    current->comm, task_pid_nr(current),
-					    file, why ? why : "unreadable");
-		goto out_table;
-	}
-	refcount_set(&t->ref, 1);
-	t->dev = inode->i_sb->s_dev;
-	t->ino = inode->i_ino;
-	t->gen = inode->i_generation;
-	t->build_id_size = size;
-	memcpy(t->build_id, id, size);
-	t->len = arg.table_size;
-
-	mutex_lock(&sframe_files_lock);
-	old = sframe_file_lookup(inode);
-	ret = -ENOSPC;
-	if ((!old && sframe_files_count >= SFRAME_FILES_MAX) ||
-	    sframe_files_bytes - (old ? old->len : 0) + t->len >
-	    SFRAME_FILES_MAX_BYTES) {
-		mutex_unlock(&sframe_files_lock);
-		goto out_table;
-	}
-	if (old)
-		sframe_file_unlink(old);
-	hash_add(sframe_files, &t->node,
-		 sframe_file_hash(t->dev, t->ino));
-	sframe_files_bytes += t->len;
-	WRITE_ONCE(sframe_files_count, sframe_files_count + 1);
-	/* After the table is in the hash: who sees the count finds it. */
-	smp_store_release(&sframe_files_gen, sframe_files_gen + 1 ?: 1);
-	mutex_unlock(&sframe_files_lock);
-	fput(file);
-	return 0;
-
-out_table:
-	kvfree(t->data);
-	kfree(t);
-out_file:
-	fput(file);
-	return ret;
-}
-
-static int sframe_file_remove(int fd)
-{
-	struct sframe_file_table *t;
-	struct file *file;
-	int ret;
-
-	ret = sframe_file_of_fd(fd, &file);
-	if (ret)
-		return ret;
-	mutex_lock(&sframe_files_lock);
-	t = sframe_file_lookup(file_inode(file));
-	if (t)
-		sframe_file_unlink(t);
-	mutex_unlock(&sframe_files_lock);
-	fput(file);
-	return t ? 0 : -ENOENT;
-}
-
-/**
- * unwind_sframe_file_prctl - give or take back the SFrame table of a file
- * @option:	PR_SFRAME_FILE_ADD or PR_SFRAME_FILE_REMOVE
- * @arg2:	ADD: address of a struct prctl_sframe_file; REMOVE: a file
- *		descriptor of the file
- * @arg3:	ADD: the struct's size; REMOVE: 0
- * @arg4:	0
- * @arg5:	0
- *
- * A table given for a file answers for every executable mapping of it
- * that a walk meets from then on, in every process; mappings met before
- * keep what was found then. Given again, it replaces the first.
- *
- * Context: Task context (the prctl() system call).
- * Return: 0; -EPERM without CAP_PERFMON (or CAP_SYS_ADMIN); -EINVAL for
- * bad arguments or a table that fails a check; -E2BIG for a table or
- * struct too large; -EBADF for a descriptor that is not of a regular file
- * open for reading; -ENODATA if the file has no build ID; -ESTALE if its
- * build ID is not the one given; -EFAULT; -ENOMEM; -ENOSPC when the
- * tables' limits are reached; -ENOENT if REMOVE finds no table.
- */
-int unwind_sframe_file_prctl(int option, unsigned long arg2, unsigned long arg3,
-			     unsigned long arg4, unsigned long arg5)
-{
-	if (!perfmon_capable())
-		return -EPERM;
-	if (arg4 || arg5)
-		return -EINVAL;
-	switch (option) {
-	case PR_SFRAME_FILE_ADD:
-		return sframe_file_add(arg2, arg3);
-	case PR_SFRAME_FILE_REMOVE:
-		if (arg3)
-			return -EINVAL;
-		if (arg2 > INT_MAX)	/* a negative descriptor, say */
-			return -EBADF;
-		return sframe_file_remove(arg2);
-	}
-	return -EINVAL;
 }
