@@ -214,13 +214,23 @@ static __always_inline int send_stack(__u32 type, __u64 cookie,
 	return 0;
 }
 
+/*
+ * The count of guessed frames, as kernels that guess have it: a flavor of
+ * the kernel's type, so that this builds against a vmlinux.h without the
+ * field too, and reads it only where the running kernel's BTF has it.
+ */
+struct unwind_stacktrace___guessed {
+	unsigned int guessed;
+} __attribute__((preserve_access_index));
+
 SEC("?tp_btf/unwind_user_stack_tp")
 int BPF_PROG(on_stack, __u64 cookie, const struct unwind_stacktrace *trace)
 {
-	/* Kernels without guessed frames have no such field. */
+	const struct unwind_stacktrace___guessed *g = (const void *)trace;
+
 	return send_stack(BD_STACK, cookie, trace,
-			  bpf_core_field_exists(trace->guessed) ?
-			  BPF_CORE_READ(trace, guessed) : 0);
+			  bpf_core_field_exists(g->guessed) ?
+			  BPF_CORE_READ(g, guessed) : 0);
 }
 
 /*
