@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The current kernel entry as the task's state word records it: what the
- * core (deferred.c) shares with nofault.c, which answers an entry's
+ * core (deferred.c, entry.c) shares with nofault.c, which answers an entry's
  * requests at once from interrupts. Internal to kernel/unwind.
  *
  * Per-task state (unwind_task_info::state, one atomic_long_t, changed with
@@ -113,7 +113,7 @@ bool unwind_entry_update(struct unwind_task_info *info,
 			 unsigned long set, unsigned long stop,
 			 unsigned long *old);
 
-/* The entry's walk, kept in the task's cache (deferred.c). */
+/* The entry's walk, kept in the task's cache (entry.c). */
 struct unwind_stacktrace;
 void unwind_user_cached(struct unwind_task_info *info, u64 cookie,
 			struct unwind_stacktrace *trace, bool read_files);

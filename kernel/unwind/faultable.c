@@ -3,7 +3,7 @@
  * The current task's user stack, walked now by a caller in task context
  * that cannot wait for the deferred pass: a sleepable BPF program, a
  * tracer at a user breakpoint. The walk is the entry's one walk, kept in
- * the task's cache (deferred.c): the entry's deferred requests and these
+ * the task's cache (entry.c): the entry's deferred requests and these
  * callers share it, whichever comes first.
  *
  * Contexts:

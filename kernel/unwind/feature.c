@@ -2,7 +2,7 @@
 /*
  * The features built on the core of deferred unwinding (feature.h): the
  * list they register on, and the core's calls into all of them, so that
- * the core (deferred.c, nofault.c) names none.
+ * the core (deferred.c, entry.c, nofault.c) names none.
  *
  * Features register at boot, from initcalls, under unwind_features_lock,
  * and are never removed: the list is read without a lock, from any

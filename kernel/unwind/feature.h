@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the core (deferred.c) offers the features built on it, and all it
+ * What the core (deferred.c, entry.c) offers the features built on it, and all it
  * knows of them: one pointer in every task to the state they keep, and a
  * list of the features, each with the calls it wants from the core. A
  * feature registers at boot; the core calls none by name, so that a new

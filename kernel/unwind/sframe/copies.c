@@ -13,7 +13,7 @@
  * only where no walk of the task can be under way: the task was in user
  * mode, or in the kernel with the entry's ACTIVE bit clear, and every
  * walk of the task runs with ACTIVE or SEALED set or while exiting, in
- * which states interrupts do not walk (kernel/unwind/deferred.c, which
+ * which states interrupts do not walk (kernel/unwind/entry.c, which
  * checks it). A walk that may not fault does not allocate the copies,
  * nor keep rows (which may allocate), and reads no file. They are valid
  * while the mm's

@@ -706,7 +706,7 @@ static void ut_cleanup(void)
  * The writer's stack walked while its state says CLOSED, as between the
  * close of an entry and the next entry: no walk of the task may run there,
  * because interrupts walk the task's stack and fill its per-task copies
- * where its state has neither ACTIVE nor SEALED (kernel/unwind/deferred.c).
+ * where its state has neither ACTIVE nor SEALED (kernel/unwind/entry.c).
  * The core must warn, once; harness/run-tests boots a guest for this alone
  * and expects the warning. The state is put back after the walk; a request
  * an interrupt made in between is lost, which only this misuse can cause.
