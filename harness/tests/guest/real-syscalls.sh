@@ -4,7 +4,7 @@
 # through Debian's C library, which has none: zstd (harness/build-zstd)
 # and xz (harness/build-xz), each compressing 22 MB with two worker
 # threads, and bzip2 (harness/build-bzip2) through stdio, under perf
-# record with three cpu-clock events, unwound by
+# record with three cpu-clock events, kernel-mode samples, unwound by
 # --call-graph dwarf (perf's unwinding from the C library's .eh_frame,
 # the truth), by fp (the walk in the interrupt) and by fp,defer. Of the
 # samples taken in system calls:
@@ -84,9 +84,15 @@ profile() {
 	fi
 	local rc=0 code=
 	code_count_start || code="?"
+	# Kernel-mode samples only (:k): the system calls' are all this
+	# counts. The compressors spend nine tenths of their time in user
+	# mode, whose samples perf script would unwind by dwarf for nothing;
+	# and the slower the machine, the more samples a run gives and the
+	# longer each takes to unwind: on a slow one this stream ran past
+	# its 900 s with them.
 	"$PERF" record -q -F 2000 --call-graph fp,defer \
-		-e cpu-clock/call-graph=dwarf,stack-size=16384/ \
-		-e cpu-clock/call-graph=fp/ -e cpu-clock \
+		-e cpu-clock/call-graph=dwarf,stack-size=16384/k \
+		-e cpu-clock/call-graph=fp/k -e cpu-clock:k \
 		-o "$data" -- "$@" >/dev/null 2>"/tmp/$name-syscalls.err" || rc=$?
 	[ -n "$code" ] || code=$(code_count)
 	if [ $rc -eq 0 ]; then
