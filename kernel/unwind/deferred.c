@@ -28,9 +28,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rculist.h>
-#include <linux/resume_user_mode.h>
 #include <linux/sched/signal.h>
-#include <linux/sched/task_stack.h>
 #include <linux/srcu.h>
 #include "entry.h"
 #include "feature.h"
