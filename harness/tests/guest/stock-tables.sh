@@ -34,9 +34,6 @@ here=$(dirname "$0")
 was_given=$(stock_given && echo 1)
 stock_off
 tables=/tmp/stock-tables
-# The guest's /tmp is memory: a stream stopped at its time limit may
-# have left its recordings there (dwarf samples are 16 KiB each).
-rm -f /tmp/*.data /tmp/*.data.old /tmp/*.script
 roots=__libc_start_call_main,start_thread,_dl_start_user,_dl_start
 
 # A program and every object ldd lists for it.

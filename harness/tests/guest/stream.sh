@@ -6,7 +6,8 @@
 # the output, for at most STREAM_LIMIT seconds (900 unless set). A stream
 # stopped at its limit ends with a failed result: its TAP has no plan that
 # would count the results it did not reach, so without one they would be
-# lost without a word.
+# lost without a word; and the recordings it left in /tmp (STREAM_TMP)
+# are removed.
 stream() {
 	local name=$1
 	shift
@@ -18,6 +19,10 @@ stream() {
 	if [ "${PIPESTATUS[0]}" -eq 124 ]; then
 		echo "not ok - $name: stopped at its limit of $limit s, the results after the last one did not run" |
 			tee -a "$out/$name.tap"
+		# The guest's /tmp is memory: the recordings a stopped stream
+		# left there would leave the next streams without room.
+		rm -f "${STREAM_TMP:-/tmp}"/*.data "${STREAM_TMP:-/tmp}"/*.data.old \
+			"${STREAM_TMP:-/tmp}"/*.script
 	fi
 	echo "# ---- $name took $((SECONDS - start)) s"
 }
