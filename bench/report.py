@@ -629,7 +629,8 @@ def syscalls_section(raw):
          "Each program runs without the C library's table, then with the "
          "stock tables the guest is given at boot (\"tables\"); \"from "
          "code\" counts the frames the walks took from the code reading "
-         "(patch 0028) in that run.\n",
+         "(the patch \"Read frames without frame pointers from their code\") "
+         "in that run.\n",
          "| program | unwinding | system-call samples | reach the root | "
          "with no mark | where dwarf does | unseen caller | from code |",
          "| --- | --- | --- | --- | --- | --- | --- | --- |"]

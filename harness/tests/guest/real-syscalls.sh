@@ -22,7 +22,8 @@
 #
 # Each program runs twice: without the C library's table (the tables the
 # guest was given at boot taken away, stock-common.sh), where its frames
-# are read from their code (patch 0028), then with every stock table, as
+# are read from their code (the patch "Read frames without frame pointers
+# from their code"), then with every stock table, as
 # a machine set up by README's one command has them. Both runs must meet
 # the same bounds, and with the tables at least 0.95 of the rooted
 # samples must have no frame marked (the frames read from code by a
