@@ -14,7 +14,9 @@
 # (stock_clients.py, with the objects' debug files as perf reads them)
 # and are full when they hold a root (__libc_start_call_main,
 # start_thread, or ld.so's start-up) with no frame marked, and, for
-# python3.11, Py_BytesMain: each stack PR_USER_STACK_READ returned, and
+# python3.11's stacks in its main() (not in ld.so's start-up or the exit
+# handlers, which run outside it), Py_BytesMain: each stack
+# PR_USER_STACK_READ returned, and
 # at least 0.95 of ftrace's and of unwindprof's for each program.
 # ftrace's stack of each prctl() must be the one it returned. Without the
 # tables, the shares are printed, and unwindprof must mark the frames the

@@ -17,7 +17,9 @@ Stacks print root first, ";"-separated, one per line with a count
 ("folded"), and a frame the kernel marked (a guess, or
 resting on a convention) is prefixed "?". A stack is full when it holds
 a root (__libc_start_call_main, start_thread, or ld.so's _dl_start in
-its start-up) and every NAME given, with no frame marked.
+its start-up) with no frame marked, and, if it runs in the program's
+main() (not in ld.so's start-up, another thread or the exit handlers),
+every NAME given.
 
 "read" reads the stack of a Python function three calls deep with
 prctl(PR_USER_STACK_READ) through ctypes (the interpreter as Debian
@@ -38,6 +40,15 @@ GUESSED = 1 << 63
 LDSO_ROOTS = {"_dl_start_user", "_dl_start"}
 ROOTS = {"__libc_start_call_main", "start_thread"} | LDSO_ROOTS
 PR_USER_STACK_READ = 0x55535452
+
+
+def in_main(frames):
+    """Whether a stack runs in the program's main(): rooted where the C
+    library calls it, and not in the exit handlers it runs after main()
+    returns. ld.so's start-up (before main()) and other threads are not:
+    the NAMEs "full" asks for, main()'s callees, are not on their stacks."""
+    return ("__libc_start_call_main" in frames and
+            "__run_exit_handlers" not in frames)
 
 
 class Symbols:
@@ -260,7 +271,8 @@ def main():
                 stack, _, c = line.rstrip("\n").rpartition(" ")
                 n += int(c)
                 frames = stack.split(";")
-                if (ROOTS & set(frames) and need <= set(frames) and
+                if (ROOTS & set(frames) and
+                        (not in_main(frames) or need <= set(frames)) and
                         not any(f.startswith("?") for f in frames)):
                     full += int(c)
                 else:
