@@ -24,5 +24,9 @@ stream() {
 		rm -f "${STREAM_TMP:-/tmp}"/*.data "${STREAM_TMP:-/tmp}"/*.data.old \
 			"${STREAM_TMP:-/tmp}"/*.script
 	fi
-	echo "# ---- $name took $((SECONDS - start)) s"
+	# The guest's /tmp is memory too: what each stream leaves there, and
+	# what is left, tell a guest that ran out of it from a kernel bug.
+	echo "# ---- $name took $((SECONDS - start)) s; /tmp holds" \
+		"$(du -sm "${STREAM_TMP:-/tmp}" 2>/dev/null | cut -f1) MiB," \
+		"$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo 2>/dev/null) MiB available"
 }
