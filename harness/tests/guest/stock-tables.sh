@@ -50,7 +50,7 @@ rooted() { # perf.data comm
 
 # The checks are shares and ratios, which thousands of samples decide as
 # well as tens of thousands: every workload does half the work it once
-# did (the stream took 733 s of the guest lane's 30 minutes with the
+# did (the stream took 733 s of the guest lane's 34 minutes with the
 # whole, and xz alone gave 40,000 samples), and an eighth in the debug
 # lane, whose kernel runs the same work four to five times slower (the
 # dwarf recordings most: 16 KiB copied per sample under KASAN) and in

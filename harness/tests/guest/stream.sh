@@ -15,6 +15,8 @@ stream() {
 	local limit=${STREAM_LIMIT:-900}
 
 	echo "# ---- $name"
+	# Where a guest that died was: .ci/run prints it.
+	echo "$name" >"$out/last-stream"
 	timeout "$limit" "$@" 2>&1 | tee "$out/$name.tap"
 	if [ "${PIPESTATUS[0]}" -eq 124 ]; then
 		echo "not ok - $name: stopped at its limit of $limit s, the results after the last one did not run" |
