@@ -631,7 +631,7 @@ def parse_header(name):
     header, _ = split_patch(name)
     # The changelog ends at the "---" line; the diffstat after it is not part
     # of the commit message.
-    m = re.search(r"^---\s*$", header, re.M)
+    m = re.search(r"^---[ \t]*$", header, re.M)
     if m:
         header = header[:m.start()]
     author = None
@@ -1095,7 +1095,7 @@ def cmd_import(args):
             else:
                 die("commit %s deletes %s, a new file of the series" % (c[:12], path))
         header, _ = split_patch(n)
-        m = re.search(r"^---\s*$", header, re.M)
+        m = re.search(r"^---[ \t]*$", header, re.M)
         text = (header[:m.end()] if m else header.rstrip("\n") + "\n---") + "\n"
         if base_files:
             text += git("diff", "--patch-with-stat", "--abbrev=7", "--no-renames",

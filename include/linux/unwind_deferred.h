@@ -1,13 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Deferred user space stack unwinding.
- *
- * A client registers once (unwind_deferred_init()), then asks for the user
- * stack of the current task from any context, NMI included
- * (unwind_deferred_request()). The request returns a cookie at once; the
- * stack is walked once per kernel entry, just before the task returns to
- * user space, and every client that asked gets its callback with the stack
- * and that cookie. See Documentation/trace/unwind_deferred.rst.
+ * Deferred user space stack unwinding: the client API. A request from any
+ * context returns a cookie at once; the callback gets the stack and the
+ * cookie before the task returns to user space. See
+ * Documentation/trace/unwind_deferred.rst.
  */
 #ifndef _LINUX_UNWIND_DEFERRED_H
 #define _LINUX_UNWIND_DEFERRED_H
@@ -31,10 +27,8 @@ struct task_struct;
  * @cookie:	the cookie unwind_deferred_request() returned for it
  *
  * Runs in task context of the unwound task, before it returns to user space
- * (or in do_exit() before its memory is released). It may sleep, but must
- * not touch user memory: unwind_deferred_cancel() waits for running
- * callbacks, and a user can stall a page of its own for as long as it
- * likes.
+ * (or in do_exit()). It may sleep, but must not touch user memory, which a
+ * user can stall at will: unwind_deferred_cancel() waits for callbacks.
  */
 typedef void (*unwind_callback_t)(struct unwind_work *work,
 				  struct unwind_stacktrace *trace, u64 cookie);

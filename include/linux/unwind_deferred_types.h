@@ -36,9 +36,8 @@
  */
 struct unwind_task_info {
 	/*
-	 * An atomic_long_t, used only with atomic_long_*(). It is spelled as
-	 * the type atomic_long_t stands for because atomic_long_t comes with
-	 * the atomic operations, which this header must not pull in.
+	 * An atomic_long_t, spelled as the type it stands for: atomic_long_t
+	 * comes with the atomic operations, which this header must not include.
 	 */
 #ifdef CONFIG_64BIT
 	atomic64_t		state;

@@ -46,13 +46,10 @@ DEFINE_STATIC_SRCU(unwind_srcu);
 
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 /*
- * /sys/kernel/debug/fail_unwind_request refuses requests with -EAGAIN, so
- * that clients' fallback paths can be tested. Requests come from NMIs, hard
- * interrupts and under raw spinlocks, where should_fail() must not run: its
- * random number takes a lock that sleeps on PREEMPT_RT (lockdep's
- * PROVE_RAW_LOCK_NESTING reports it) and is not NMI-safe. So only two of
- * the attribute's settings count: probability 100 (below, nothing fails)
- * and times (-1: no limit).
+ * /sys/kernel/debug/fail_unwind_request refuses requests with -EAGAIN, to
+ * test clients' fallbacks. should_fail() must not run here (NMIs, raw
+ * spinlocks: its random draw takes a lock that sleeps on PREEMPT_RT), so
+ * only probability 100 and times (-1: no limit) count.
  */
 static DECLARE_FAULT_ATTR(fail_unwind_request);
 
@@ -92,12 +89,9 @@ static bool unwind_maybe_closed(void)
 
 /*
  * The first half of the pass: walk (or reuse the walk) if a request is
- * queued. The walk reads user memory, which a user can stall for as long
- * as it likes (a userfaultfd or FUSE backed page): it is done before the
- * SRCU read-side section, so that unwind_deferred_cancel(), which waits for
- * that section, never waits on it. Requests that arrive during the walk
- * find their bit still queued and are taken with the others after it; the
- * walk is cached under the entry's cookie, so they cause no second walk.
+ * queued. A user can stall the walk's reads at will (userfaultfd, FUSE),
+ * so it runs outside the SRCU section that unwind_deferred_cancel() waits
+ * for. Requests made during the walk are taken after it, from the cache.
  */
 static bool unwind_deferred_walk(struct unwind_task_info *info,
 				 struct unwind_stacktrace *trace, u64 *cookie)
@@ -131,12 +125,10 @@ void unwind_deferred_run(struct unwind_task_info *info)
 	walked = unwind_deferred_walk(info, &trace, &cookie);
 
 	/*
-	 * The SRCU section spans taking the bits and the callbacks, so that
-	 * unwind_deferred_cancel(), which clears a client's bits before it
-	 * waits for SRCU readers, never sees a pass that took a stale bit
-	 * still running when it hands the bit to a new client. PENDING is
-	 * cleared even when nothing is taken (a cancel cleared the bits), or
-	 * later requests of this entry would never ask for a pass again.
+	 * The SRCU section spans taking the bits and the callbacks: a cancel
+	 * that waits for it never hands a bit on while a pass that took it
+	 * runs. PENDING is cleared even when nothing is taken (a cancel
+	 * cleared the bits), or later requests would never ask for a pass.
 	 */
 retry:
 	idx = srcu_read_lock(&unwind_srcu);
@@ -256,9 +248,8 @@ int unwind_deferred_request(struct unwind_work *work, u64 *cookie)
 
 	/*
 	 * Pairs with synchronize_rcu() in unwind_deferred_cancel(), which
-	 * also waits for regions without preemption: they are cheaper to
-	 * enter than rcu_read_lock() (no out-of-line calls under
-	 * PREEMPT_RCU), and this is the path every sample takes.
+	 * waits for regions without preemption too: cheaper than
+	 * rcu_read_lock() under PREEMPT_RCU, on the path every sample takes.
 	 */
 	guard(preempt_notrace)();
 	bit = READ_ONCE(work->bit);

@@ -24,15 +24,12 @@
  *   SEALED		flush, where the user state	unseal once it has changed;
  *			is about to change		close; open
  *
- * Only the task itself, and interrupts and NMIs running on top of it, touch
- * its state, except cancel, which clears one client's bits in every task.
- * The "pass" is unwind_deferred_run(), called from resume_user_mode_work()
- * in the exit work loop: it takes the queued bits, walks the stack once per
- * entry (the walk is cached under the entry's cookie) and calls the clients
- * it took. A request that arrives while or after the pass ran asks for
- * another pass, which reuses the cached walk, unless its client was already
- * called in this entry (UNWIND_ALREADY_DONE): no request ever causes a
- * second walk of the same entry, and no client is called twice.
+ * Only the task, and interrupts and NMIs on top of it, touch its state;
+ * cancel clears one client's bits in every task. The pass,
+ * unwind_deferred_run() in the exit work loop, takes the queued bits,
+ * walks once per entry (cached under the cookie) and calls the clients it
+ * took; a later request asks for another pass, which reuses the walk,
+ * unless its client was called already (UNWIND_ALREADY_DONE).
  *
  * What every task pays. An interrupt or exception entry from user mode
  * reads the state and branches; a system call's entry reads nothing more
