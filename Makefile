@@ -18,6 +18,7 @@
 #   make bench     benchmarks against perf's in-NMI walk and DWARF: bench/results.md
 #   make bench-bytes  perf.data bytes per sample, fp against fp,defer (quick)
 #   make bench-insns  kernel instructions per operation, counted (null syscall)
+#   make bench-insns-hist BEFORE=DIR  the same, function by function, of two kernels
 #
 # CONFIG=guest (default), CONFIG=debug (guest + configs/debug.config) or
 # CONFIG=kcsan (guest + configs/kcsan.config; torture and kselftests only).
@@ -52,10 +53,10 @@ $(error CONFIG must be guest, debug, kcsan or nounwind, not '$(CONFIG)')
 endif
 
 .PHONY: help tree refresh kernel perf perf-asan unwindprof cfi2sframe demo python kselftest test run lint series clean bench mainline-perf stock-cache \
-	torture matrix bisect bench-bytes bench-insns bench-sframe-cost code-frames-check
+	torture matrix bisect bench-bytes bench-insns bench-insns-hist bench-sframe-cost code-frames-check
 
 help:
-	@sed -n '3,23s/^# \{0,1\}//p' Makefile
+	@sed -n '3,25s/^# \{0,1\}//p' Makefile
 
 # Packages the build and tests need, installed with apt the first time
 # (and when the list changes), so that a fresh clone needs no other step.
@@ -310,6 +311,13 @@ INSNS_PROGS := build/bench/insns-plugin.so build/bench/insns-probe
 bench-insns: kernel $(INSNS_PROGS)
 	@+$(MAKE) --no-print-directory kernel CONFIG=nounwind
 	@bench/insns/run build/bench-insns nounwind $(CONFIG)
+
+# Where two kernels' instructions of a phase go, function by function:
+# BEFORE names a kernel's object directory (or CONFIG), e.g. one built from
+# an older commit; AFTER defaults to this CONFIG's (bench/insns/hist).
+bench-insns-hist: kernel $(INSNS_PROGS)
+	@[ -n "$(BEFORE)" ] || { echo "bench-insns-hist: BEFORE=DIR names the other kernel" >&2; exit 2; }
+	@bench/insns/hist build/bench-insns-hist $(BEFORE) $(or $(AFTER),$(CONFIG)) $(PHASES)
 
 # The walk's cost per frame by a table given for the file, against the
 # assembler's section and frame pointers (issue 45): bench/insns/sframe.md.

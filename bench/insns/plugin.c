@@ -10,9 +10,15 @@
  *
  *   qemu-system-x86_64 -plugin insns.so,mark=0x401d35,out=/tmp/counts ...
  *
+ * With hist=FILE it also says where those instructions were: at each
+ * mark it writes "mark VCPU" to FILE, then one "ADDRESS INSTRUCTIONS" line
+ * for each kernel translation block that ran on that vCPU since its last
+ * mark (bench/insns/hist turns them into instructions per function).
+ *
  * Only the few entry points used here are declared, as the API documents
  * them; Debian ships no qemu-plugin.h.
  */
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,10 +60,81 @@ static uint64_t kernel_insns[MAX_VCPUS];
 static uint64_t mark_addr;
 static FILE *out;
 
+/*
+ * hist=FILE: one record per translation of a kernel block. count[v] is
+ * changed by vCPU v's thread only; the array of records grows under
+ * hist_lock (translations run on every vCPU's thread), which at_mark()
+ * takes too, to walk it.
+ */
+struct tb_record {
+	uint64_t vaddr;
+	uint64_t insns;
+	uint64_t count[MAX_VCPUS];
+};
+static FILE *hist;
+static pthread_mutex_t hist_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tb_record **records;
+static size_t nr_records, max_records;
+
 static void count_tb(unsigned int vcpu, void *n)
 {
 	if (vcpu < MAX_VCPUS)
 		kernel_insns[vcpu] += (uintptr_t)n;
+}
+
+static void count_tb_record(unsigned int vcpu, void *data)
+{
+	struct tb_record *r = data;
+
+	if (vcpu < MAX_VCPUS) {
+		kernel_insns[vcpu] += r->insns;
+		r->count[vcpu] += r->insns;
+	}
+}
+
+static struct tb_record *new_record(uint64_t vaddr, size_t insns)
+{
+	struct tb_record *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->vaddr = vaddr;
+	r->insns = insns;
+	pthread_mutex_lock(&hist_lock);
+	if (nr_records == max_records) {
+		size_t max = max_records ? 2 * max_records : 4096;
+		struct tb_record **p = realloc(records, max * sizeof(*p));
+
+		if (!p) {
+			pthread_mutex_unlock(&hist_lock);
+			free(r);
+			return NULL;
+		}
+		records = p;
+		max_records = max;
+	}
+	records[nr_records++] = r;
+	pthread_mutex_unlock(&hist_lock);
+	return r;
+}
+
+static void write_hist(unsigned int vcpu)
+{
+	size_t i;
+
+	pthread_mutex_lock(&hist_lock);
+	fprintf(hist, "mark %u\n", vcpu);
+	for (i = 0; i < nr_records; i++) {
+		struct tb_record *r = records[i];
+
+		if (r->count[vcpu]) {
+			fprintf(hist, "%" PRIx64 " %" PRIu64 "\n", r->vaddr,
+				r->count[vcpu]);
+			r->count[vcpu] = 0;
+		}
+	}
+	fflush(hist);
+	pthread_mutex_unlock(&hist_lock);
 }
 
 static void at_mark(unsigned int vcpu, void *unused)
@@ -66,6 +143,8 @@ static void at_mark(unsigned int vcpu, void *unused)
 	if (vcpu < MAX_VCPUS) {
 		fprintf(out, "%u %" PRIu64 "\n", vcpu, kernel_insns[vcpu]);
 		fflush(out);
+		if (hist)
+			write_hist(vcpu);
 	}
 }
 
@@ -76,7 +155,14 @@ static void translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	(void)id;
 	if (pc >= KERNEL_START) {
 		size_t n = qemu_plugin_tb_n_insns(tb);
+		struct tb_record *r = hist ? new_record(pc, n) : NULL;
 
+		if (r) {
+			qemu_plugin_register_vcpu_tb_exec_cb(tb, count_tb_record,
+							     QEMU_PLUGIN_CB_NO_REGS,
+							     r);
+			return;
+		}
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, count_tb,
 						     QEMU_PLUGIN_CB_NO_REGS,
 						     (void *)(uintptr_t)n);
@@ -91,13 +177,15 @@ static void finish(qemu_plugin_id_t id, void *udata)
 	(void)id;
 	(void)udata;
 	fclose(out);
+	if (hist)
+		fclose(hist);
 }
 
 __attribute__((visibility("default")))
 int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 			int argc, char **argv)
 {
-	const char *path = NULL;
+	const char *path = NULL, *hist_path = NULL;
 	int i;
 
 	(void)info;
@@ -106,6 +194,8 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 			mark_addr = strtoull(argv[i] + 5, NULL, 0);
 		else if (!strncmp(argv[i], "out=", 4))
 			path = argv[i] + 4;
+		else if (!strncmp(argv[i], "hist=", 5))
+			hist_path = argv[i] + 5;
 	}
 	if (!mark_addr || !path) {
 		fprintf(stderr, "insns plugin: needs mark=ADDRESS,out=FILE\n");
@@ -115,6 +205,13 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 	if (!out) {
 		perror(path);
 		return -1;
+	}
+	if (hist_path) {
+		hist = fopen(hist_path, "w");
+		if (!hist) {
+			perror(hist_path);
+			return -1;
+		}
 	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, translate);
 	qemu_plugin_register_atexit_cb(id, finish, NULL);

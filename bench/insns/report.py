@@ -19,6 +19,10 @@ import statistics
 import sys
 
 
+# Where the notes by hand begin in results.md; report.py keeps them.
+NOTES_MARK = "<!-- notes by hand: bench/insns/report.py keeps what follows -->"
+
+
 def load(outdir):
     """{kernel: {phase: [instructions per op, one per round]}}."""
     figures = {}
@@ -143,8 +147,16 @@ def main():
         lines += ["", "Per frame, from the 64- and 8-frame phases: " +
                   "; ".join(f"{k} {v}" for k, v in sorted(per_frame.items())) +
                   "."]
+    # The notes written by hand below the marker (history, findings)
+    # stay; the tables above it are made anew.
+    notes = ""
+    if os.path.exists(results):
+        text = open(results).read()
+        at = text.find(NOTES_MARK)
+        if at >= 0:
+            notes = "\n" + text[at:]
     with open(results, "w") as f:
-        f.write("\n".join(lines) + "\n")
+        f.write("\n".join(lines) + "\n" + notes)
     print("\n".join(lines))
 
 

@@ -452,12 +452,16 @@ unwind_user_first_frame(struct unwind_user_state *state,
  * format's common answer may be inline (format.h). A new format: its
  * own file, its function in format.h, one call here.
  *
+ * @topmost is a constant in each caller: the interrupted frame's search
+ * (unwind_user_find_topmost()) is out of line, and a caller's is inline
+ * in the walk's loop, with nothing in it that only the first frame asks.
+ *
  * Return: what the first format that knows the IP said; on
  * UNWIND_USER_FRAME, *@frame points to the description; UNWIND_USER_NEXT
  * if the frame was a signal frame, stepped to the interrupted one.
  */
-static enum unwind_user_step
-unwind_user_find(struct unwind_user_state *state, bool topmost,
+static __always_inline enum unwind_user_step
+unwind_user_find(struct unwind_user_state *state, const bool topmost,
 		 const struct unwind_user_frame **frame)
 {
 	enum unwind_user_step found;
@@ -482,6 +486,18 @@ unwind_user_find(struct unwind_user_state *state, bool topmost,
 	if (found == UNWIND_USER_UNKNOWN)
 		found = unwind_fp_frame(state, topmost, frame);
 	return found == UNWIND_USER_UNKNOWN ? UNWIND_USER_STOP : found;
+}
+
+/*
+ * The interrupted frame's search, once per walk and after a signal
+ * frame: out of line, so that the rules only it needs add nothing to the
+ * loop that steps every caller (make bench-insns-hist).
+ */
+static noinline enum unwind_user_step
+unwind_user_find_topmost(struct unwind_user_state *state,
+			 const struct unwind_user_frame **frame)
+{
+	return unwind_user_find(state, true, frame);
 }
 
 /**
@@ -527,7 +543,10 @@ int unwind_user_walk(struct unwind_user_state *state,
 
 	while (trace->nr < max && !state->pos.blocked) {
 		state->frames = trace->nr;
-		step = unwind_user_find(state, topmost, &frame);
+		if (topmost)
+			step = unwind_user_find_topmost(state, &frame);
+		else
+			step = unwind_user_find(state, false, &frame);
 		if (step == UNWIND_USER_NEXT) {
 			/*
 			 * Past a signal frame: the interrupted frame, whose IP
