@@ -91,11 +91,17 @@ profile() {
 	# and the slower the machine, the more samples a run gives and the
 	# longer each takes to unwind: on a slow one this stream ran past
 	# its 900 s with them.
-	"$PERF" record -q -F 2000 --call-graph fp,defer \
+	# 8 MiB of ring buffer a CPU: the dwarf event's 16 KiB samples
+	# filled perf's default one under the debug kernel (9% of the
+	# records lost, 2026-12-07), and a run that lost the executable's
+	# MMAP2 records at its exec named none of its frames, dwarf's
+	# included (the debug lane, 2026-12-02: zstd, 0 of 3,970 rooted).
+	"$PERF" record -q -F 2000 -m 2048 --call-graph fp,defer \
 		-e cpu-clock/call-graph=dwarf,stack-size=16384/k \
 		-e cpu-clock/call-graph=fp/k -e cpu-clock:k \
 		-o "$data" -- "$@" >/dev/null 2>"/tmp/$name-syscalls.err" || rc=$?
 	[ -n "$code" ] || code=$(code_count)
+	echo "# $name $phase: $(stat_of "$data" LOST) records lost, $(stat_of "$data" SAMPLE) samples"
 	if [ $rc -eq 0 ]; then
 		ok "$name $phase: perf record, cpu-clock with dwarf, fp and fp,defer"
 	else

@@ -6,9 +6,10 @@
 # and gives the kernel by file (cfi2sframe -R: prctl(PR_SFRAME_FILE_ADD)),
 # so that every process mapping them is walked with them from its exec
 # on, with no help from the process. Counted are the program's samples
-# whose user chain reaches its root (__libc_start_call_main, start_thread
-# or ld.so's entry): with tables, at least 0.95 of each; without, they
-# are printed. Against --call-graph dwarf (perf's own unwinding of the
+# whose user chain reaches its root (__libc_start_call_main,
+# __libc_start_main, start_thread or ld.so's entry; a sample in execve()
+# is not the program's, stock-common.sh): with tables, at least 0.95 of
+# each; without, they are printed. Against --call-graph dwarf (perf's own unwinding of the
 # same .eh_frame, copying 16 KiB of stack per sample): a recording with
 # both events, where no unmarked return address of fp,defer's chains may
 # follow anything but a call instruction (read in the object's file:
