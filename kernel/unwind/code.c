@@ -75,7 +75,9 @@
 #include <linux/slab.h>
 #include <linux/unwind_user.h>
 #include <asm/unwind_user.h>
+#include <asm/unwind_user_code.h>
 #include "feature.h"
+#include "code.h"
 #include "format.h"
 
 /* Frames one walk reads from their code, at most. */

@@ -9,8 +9,8 @@
  * asks the formats in its order (unwind_user_find() in user.c) and takes
  * the first answer that is not UNWIND_USER_UNKNOWN.
  *
- * Adding a format: its own file with its *_frame() function, declared
- * here, and one call in unwind_user_find().
+ * Adding a format: its own files, with its *_frame() function declared in
+ * its own header, and one call in unwind_user_find().
  */
 #ifndef _KERNEL_UNWIND_FORMAT_H
 #define _KERNEL_UNWIND_FORMAT_H
@@ -85,9 +85,8 @@ static inline void unwind_user_frame_prepare(struct unwind_user_frame *frame)
  *
  * The frame pointer points to the record: the caller's frame pointer,
  * then the return address, with the CFA just above. The frame-pointer
- * format (fp.c) describes every frame it steps so, and the code reading
- * (code.c) a caller it found to keep a record; inline, so that neither
- * format calls the other.
+ * format (fp.c) describes every frame so, and another format a frame it
+ * finds to keep a record; inline, so that no format calls another.
  */
 static inline void
 unwind_user_frame_fp_record(struct unwind_user_state *state,
@@ -129,24 +128,6 @@ unwind_user_frame_fp_record(struct unwind_user_state *state,
 enum unwind_user_step unwind_fp_frame(struct unwind_user_state *state,
 				      bool topmost,
 				      const struct unwind_user_frame **frame);
-
-/*
- * The frame read from its code (code.c): the frame a system call was
- * made from, and its callers in the same mapping, in code with neither
- * tables nor frame pointers (a C library's), 64-bit tasks.
- */
-#ifdef CONFIG_UNWIND_USER_CODE_FRAMES
-enum unwind_user_step unwind_code_frame(struct unwind_user_state *state,
-					bool topmost,
-					   const struct unwind_user_frame **frame);
-#else
-static inline enum unwind_user_step
-unwind_code_frame(struct unwind_user_state *state, bool topmost,
-		  const struct unwind_user_frame **frame)
-{
-	return UNWIND_USER_UNKNOWN;
-}
-#endif
 
 /* SFrame tables (sframe/frame.h): code that has them, 64-bit tasks. */
 #ifdef CONFIG_UNWIND_USER_SFRAME

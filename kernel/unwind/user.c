@@ -34,6 +34,7 @@
 #include <linux/sched/task_stack.h>
 #include <linux/uaccess.h>
 #include <asm/unwind_user.h>
+#include "code.h"
 #include "format.h"
 
 /* Read one word of the task's size at a user address. */

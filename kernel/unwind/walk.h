@@ -27,8 +27,8 @@ struct pt_regs;
  * @frame:	the description the walk steps by (struct unwind_user_frame)
  * @sframe:	the SFrame format's cursor (sframe/cursor.h)
  * @code:	the code reading's cursor (code_cursor.h)
- * @marked_from: entries from this one on rest on a convention (a frame
- *		read from its code that the code alone did not prove): the
+ * @marked_from: entries from this one on rest on a convention: a format
+ *		found their first frame by one, not by what it read. The
  *		walk counts them with the guessed ones (UINT_MAX: none)
  * @no_files:	the walk may fault but reads no object's file: the caller
  *		may hold locks that reading it takes

@@ -63,7 +63,7 @@
 #include <linux/uaccess.h>
 #include <linux/unwind_user.h>
 #include <asm/insn.h>
-#include <asm/unwind_user.h>
+#include <asm/unwind_user_code.h>
 
 /* Instructions one frame's reading decodes, at most. */
 #define CODE_INSNS		1024

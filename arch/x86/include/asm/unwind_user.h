@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * x86 part of the user stack walker (kernel/unwind/user.c): frame-pointer
- * frames of 64-bit tasks and of 32-bit compat tasks, and frames read from
- * their code (unwind_user_code.c).
+ * frames of 64-bit tasks and of 32-bit compat tasks.
  */
 #ifndef _ASM_X86_UNWIND_USER_H
 #define _ASM_X86_UNWIND_USER_H
@@ -19,21 +18,5 @@ bool arch_unwind_user_after_call(struct unwind_user_pos *pos,
 				 unsigned long ra, unsigned long *target);
 bool arch_unwind_user_after_syscall(struct unwind_user_pos *pos);
 bool arch_unwind_user_sigframe(struct unwind_user_pos *pos);
-
-/* What arch_unwind_user_code_frame() found. */
-enum unwind_code_found {
-	UNWIND_CODE_NONE,		/* nothing: the reading gave up */
-	UNWIND_CODE_EXACT,		/* the frame, by every way out */
-	UNWIND_CODE_INFERRED,	/* the frame, resting on a convention */
-};
-
-/* Bytes of scratch the reading needs, kept with the task. */
-#define ARCH_UNWIND_CODE_SCRATCH	4608
-
-enum unwind_code_found
-arch_unwind_user_code_frame(const struct unwind_user_pos *pos,
-			    unsigned long start, unsigned long end,
-			    struct unwind_user_frame *frame, void *scratch,
-			    unsigned int *budget);
 
 #endif /* _ASM_X86_UNWIND_USER_H */
