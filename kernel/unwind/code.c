@@ -154,29 +154,36 @@ struct unwind_code_cache {
 	struct unwind_code_copy copies[1 << UNWIND_CODE_CACHE_BITS];
 };
 
-/* A task that is being freed frees its copies (struct unwind_feature). */
-static void unwind_code_task_free(struct unwind_task_features *features)
-{
-	struct unwind_code_cache *cache = features->code_cache;
+/* Its part of a task's block is a pointer to the task's cache. */
+static struct unwind_feature unwind_code_feature;
 
-	if (cache)
-		kfree(cache->scratch);
-	kfree(cache);
-	features->code_cache = NULL;
+/* A task that is being freed frees its copies (struct unwind_feature). */
+static void unwind_code_task_free(void *state)
+{
+	struct unwind_code_cache **slot = state;
+
+	if (*slot)
+		kfree((*slot)->scratch);
+	kfree(*slot);
+	*slot = NULL;
 }
 
 /*
  * The task's copies and scratch, allocated on first use (and charged to
- * its memory cgroup); NULL if they cannot be.
+ * its memory cgroup); NULL if they cannot be. A walk looks them up once
+ * and keeps them in its cursor.
  */
-static struct unwind_code_cache *unwind_code_cache(void)
+static struct unwind_code_cache *
+unwind_code_cache(struct unwind_user_state *state)
 {
-	struct unwind_task_features *features = unwind_task_features(true);
-	struct unwind_code_cache *cache;
+	struct unwind_code_cache **slot, *cache = state->code.cache;
 
-	if (!features)
+	if (cache)
+		return cache;
+	slot = unwind_feature_task(&unwind_code_feature, true);
+	if (!slot)
 		return NULL;
-	cache = features->code_cache;
+	cache = *slot;
 	if (!cache) {
 		cache = kzalloc(sizeof(*cache), GFP_KERNEL_ACCOUNT |
 						__GFP_NOWARN);
@@ -188,8 +195,9 @@ static struct unwind_code_cache *unwind_code_cache(void)
 			kfree(cache);
 			return NULL;
 		}
-		features->code_cache = cache;
+		*slot = cache;
 	}
+	state->code.cache = cache;
 	return cache;
 }
 
@@ -200,14 +208,14 @@ static struct unwind_code_cache *unwind_code_cache(void)
  * and a copy made before it was set would outlive it).
  */
 static struct unwind_code_copy *
-unwind_code_slot(const struct unwind_user_state *state)
+unwind_code_slot(struct unwind_user_state *state)
 {
 	struct unwind_code_cache *cache;
 
 	if (!state->code.ident.ino ||
 	    test_bit(MMF_HAS_UPROBES, &current->mm->flags))
 		return NULL;
-	cache = unwind_code_cache();
+	cache = unwind_code_cache(state);
 	if (!cache)
 		return NULL;
 	if (cache->exec_id != current->self_exec_id) {
@@ -273,7 +281,7 @@ unwind_code_read(struct unwind_user_state *state,
 		 struct unwind_user_frame *frame, bool topmost)
 {
 	struct unwind_code_copy *copy = unwind_code_copy_of(state);
-	struct unwind_code_cache *cache = unwind_code_cache();
+	struct unwind_code_cache *cache = unwind_code_cache(state);
 	enum unwind_code_found found;
 
 	if (copy)
@@ -359,7 +367,7 @@ static bool unwind_code_lookup(struct unwind_user_state *state,
  */
 static bool unwind_code_mapping(struct unwind_user_state *state)
 {
-	struct unwind_code_cache *cache = unwind_code_cache();
+	struct unwind_code_cache *cache = unwind_code_cache(state);
 	struct unwind_code_mapping *last;
 	struct mm_struct *mm = current->mm;
 	unsigned int seq;
@@ -456,6 +464,7 @@ enum unwind_user_step unwind_code_frame(struct unwind_user_state *state,
 		state->code.end = 0;
 		state->code.frames = 0;
 		state->code.budget = UNWIND_CODE_WALK_INSNS;
+		state->code.cache = NULL;
 		if (!state->pos.syscall)
 			return UNWIND_USER_UNKNOWN;
 		/*
@@ -529,6 +538,7 @@ enum unwind_user_step unwind_code_frame(struct unwind_user_state *state,
 }
 
 static struct unwind_feature unwind_code_feature = {
+	.task_size	= sizeof(struct unwind_code_cache *),
 	.task_free	= unwind_code_task_free,
 };
 

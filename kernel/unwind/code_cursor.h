@@ -9,6 +9,8 @@
 
 #include <linux/types.h>
 
+struct unwind_code_cache;
+
 /**
  * struct unwind_code_ident - the code an executable mapping maps
  * @ino:	its file's inode number (0: none)
@@ -34,6 +36,9 @@ struct unwind_code_ident {
  *		read before; all 0 if they may not be kept
  * @frames:	frames this walk has read from their code
  * @budget:	instructions this walk may still decode to read them
+ * @cache:	the task's frames read before, and the reading's scratch
+ *		(code.c), once this walk has looked them up; NULL until
+ *		then
  */
 struct unwind_code_cursor {
 	unsigned long	start;
@@ -41,6 +46,7 @@ struct unwind_code_cursor {
 	struct unwind_code_ident ident;
 	unsigned int	frames;
 	unsigned int	budget;
+	struct unwind_code_cache *cache;
 };
 
 #endif /* _KERNEL_UNWIND_CODE_CURSOR_H */

@@ -8,6 +8,7 @@
  * and are never removed: the list is read without a lock, from any
  * context.
  */
+#include <linux/align.h>
 #include <linux/jump_label.h>
 #include <linux/mutex.h>
 #include <linux/rculist.h>
@@ -17,6 +18,14 @@
 
 static DEFINE_MUTEX(unwind_features_lock);
 static LIST_HEAD(unwind_features);
+
+/*
+ * Bytes of a task's block (feature.h): every registered feature's part,
+ * each at an offset aligned to 8 bytes. Features register from
+ * initcalls, before the first user task runs, so the size is fixed
+ * before any task allocates a block.
+ */
+static size_t unwind_features_size;
 
 /*
  * Off until a feature may want passes (unwind_feature_wants_passes()):
@@ -33,8 +42,28 @@ static DEFINE_STATIC_KEY_FALSE(unwind_passes_wanted);
 void __init unwind_feature_register(struct unwind_feature *feature)
 {
 	mutex_lock(&unwind_features_lock);
+	feature->task_off = unwind_features_size;
+	unwind_features_size += ALIGN(feature->task_size, sizeof(u64));
 	list_add_tail_rcu(&feature->list, &unwind_features);
 	mutex_unlock(&unwind_features_lock);
+}
+
+/**
+ * unwind_task_features_alloc - allocate the current task's block
+ *
+ * Charged to the task's memory cgroup; freed with the task
+ * (unwind_features_task_free()).
+ *
+ * Context: Task context of the current task, which has no block yet; may
+ * sleep.
+ * Return: the block, zeroed, or NULL if it could not be allocated.
+ */
+void *unwind_task_features_alloc(void)
+{
+	void *block = kzalloc(unwind_features_size, GFP_KERNEL_ACCOUNT);
+
+	WRITE_ONCE(current->unwind_info.features, block);
+	return block;
 }
 
 /**
@@ -85,13 +114,13 @@ bool unwind_pass_wanted(void)
  */
 void unwind_features_task_free(struct task_struct *task)
 {
-	struct unwind_task_features *features = task->unwind_info.features;
+	void *block = task->unwind_info.features;
 	struct unwind_feature *feature;
 
-	if (!features)
+	if (!block)
 		return;
 	list_for_each_entry_lockless(feature, &unwind_features, list)
 		if (feature->task_free)
-			feature->task_free(features);
-	kfree(features);
+			feature->task_free(block + feature->task_off);
+	kfree(block);
 }

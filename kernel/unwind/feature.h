@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the core (deferred.c, entry.c) offers the features built on it, and all it
- * knows of them: one pointer in every task to the state they keep, and a
- * list of the features, each with the calls it wants from the core. A
- * feature registers at boot; the core calls none by name, so that a new
- * one changes its own files, this header, Kconfig and the Makefile only.
+ * What the core (deferred.c, entry.c) offers the features built on it, and
+ * all it knows of them: a list of the features, each with the calls it
+ * wants from the core and the size of what it keeps per task, and one
+ * block in every task that keeps such state, each feature's part at its
+ * offset. A feature registers at boot; the core calls none by name and
+ * the block names none, so that a new one changes its own files, Kconfig
+ * and the Makefile only.
  * Internal to kernel/unwind.
  */
 #ifndef _KERNEL_UNWIND_FEATURE_H
@@ -16,80 +18,13 @@
 #include <linux/slab.h>
 #include <linux/types.h>
 
-/* Recent cookies a thread may report its own frames for. */
-#define UNWIND_REPORT_WINDOW	4
-
-/**
- * struct unwind_report_task - a thread's self-unwinding state (report.c)
- * @cookies:	the last cookies signalled to the thread for it to report
- *		its own frames, 0 once reported
- * @next:	the slot of @cookies the next cookie takes
- * @sent:	jiffies (with bit 0 set) when the last signal was sent and
- *		not reported yet, 0 if none
- * @sig:	the signal it was sent with
- * @quiet:	cookie of the last entry that reported: it asks for no
- *		report itself
- */
-struct unwind_report_task {
-	u64		cookies[UNWIND_REPORT_WINDOW];
-	unsigned int	next;
-	unsigned long	sent;
-	int		sig;
-	u64		quiet;
-};
-
-/**
- * struct unwind_task_features - what the features keep for one task
- * @sframe_cache: copies of the SFrame registry entries and rows the task's
- *		walks met last (sframe/copies.c), allocated by its first
- *		lookup
- * @report:	self-unwinding by signal (report.c)
- * @code_cache:	frames the task's walks read from their code (code.c),
- *		allocated by its first reading
- *
- * Hangs off unwind_task_info::features. Allocated by the first feature
- * that needs it, in the task's own context (unwind_task_features()); a
- * new task starts without it, and it is freed with the task, each feature
- * freeing what it hung there first (struct unwind_feature::task_free).
- * Used by the task itself, and read by walks in interrupts on top of it
- * (see sframe/copies.c), so it takes no lock.
- */
-struct unwind_task_features {
-#ifdef CONFIG_UNWIND_USER_SFRAME
-	struct unwind_sframe_cache *sframe_cache;
-#endif
-#ifdef CONFIG_UNWIND_USER_REPORT
-	struct unwind_report_task report;
-#endif
-#ifdef CONFIG_UNWIND_USER_CODE_FRAMES
-	struct unwind_code_cache *code_cache;
-#endif
-};
-
-/**
- * unwind_task_features - the current task's feature state
- * @alloc:	allocate it if the task has none yet
- *
- * Context: Task context of the current task, which may sleep if @alloc;
- * without @alloc, also an interrupt or NMI on top of it.
- * Return: the state, or NULL if the task has none (or, with @alloc, if
- * it could not be allocated).
- */
-static inline struct unwind_task_features *unwind_task_features(bool alloc)
-{
-	struct unwind_task_info *info = &current->unwind_info;
-	struct unwind_task_features *features = READ_ONCE(info->features);
-
-	if (!features && alloc) {
-		features = kzalloc(sizeof(*features), GFP_KERNEL_ACCOUNT);
-		WRITE_ONCE(info->features, features);
-	}
-	return features;
-}
-
 /**
  * struct unwind_feature - a feature built on the core, and what it asks
  * @list:	in the core's list of features, which never shrinks
+ * @task_size:	bytes the feature keeps for a task, 0 if none: its part of
+ *		the task's block (unwind_feature_task())
+ * @task_off:	where that part starts in the block; set by
+ *		unwind_feature_register()
  * @after_pass:	may be NULL. Called by each pass that answered requests,
  *		after the clients' callbacks, with the entry's cookie. Task
  *		context of the unwound task, on its way to user space; may
@@ -99,17 +34,49 @@ static inline struct unwind_task_features *unwind_task_features(bool alloc)
  *		@after_pass? Then a walk in an interrupt, which answers at
  *		once, is not made. Any context, NMI included, without a lock.
  *		Asked only once a feature called unwind_feature_wants_passes()
- * @task_free:	may be NULL. Free what the feature hung in @features, a
- *		task's that is being freed
+ * @task_free:	may be NULL. Free what the feature hung in @state, its
+ *		part of the block of a task that is being freed
  */
 struct unwind_feature {
 	struct list_head list;
+	size_t		task_size;
+	size_t		task_off;
 	void (*after_pass)(u64 cookie);
 	bool (*wants_pass)(void);
-	void (*task_free)(struct unwind_task_features *features);
+	void (*task_free)(void *state);
 };
 
 void __init unwind_feature_register(struct unwind_feature *feature);
+void *unwind_task_features_alloc(void);
+
+/**
+ * unwind_feature_task - a feature's part of the current task's block
+ * @feature:	the feature, registered
+ * @alloc:	allocate the block if the task has none yet
+ *
+ * A task's block holds every registered feature's part (struct
+ * unwind_feature::task_size) at its offset. It hangs off
+ * unwind_task_info::features: a new task starts without it, the first
+ * feature that needs it allocates it, zeroed, in the task's own context,
+ * and it is freed with the task, each feature freeing what it hung in its
+ * part first (struct unwind_feature::task_free). Used by the task itself,
+ * and read by walks in interrupts on top of it (see sframe/copies.c), so
+ * it takes no lock.
+ *
+ * Context: Task context of the current task, which may sleep if @alloc;
+ * without @alloc, also an interrupt or NMI on top of it.
+ * Return: the feature's part, or NULL if the task has no block (or, with
+ * @alloc, if it could not be allocated).
+ */
+static inline void *unwind_feature_task(const struct unwind_feature *feature,
+					bool alloc)
+{
+	void *block = READ_ONCE(current->unwind_info.features);
+
+	if (!block && alloc)
+		block = unwind_task_features_alloc();
+	return block ? block + feature->task_off : NULL;
+}
 
 /* The core's calls into every registered feature (feature.c). */
 void unwind_features_task_free(struct task_struct *task);

@@ -19,8 +19,9 @@
  * bare tracepoint unwind_user_report_tp (BPF), for tools to stitch to
  * every sample that carries the cookie.
  *
- * Rules, per thread (in struct unwind_report_task, kernel/unwind/feature.h,
- * used by the thread itself only, in task context, so without a lock):
+ * Rules, per thread (in struct unwind_report_task, the feature's part of
+ * the thread's block in feature.h, used by the thread itself only, in task
+ * context, so without a lock):
  *  - at most one signal per kernel entry;
  *  - none while the last one is still pending (blocked, or not delivered
  *    yet), and none for UNWIND_REPORT_WAIT after it was sent unless its
@@ -53,6 +54,31 @@
 
 #define CREATE_TRACE_POINTS
 #include <trace/events/unwind_report.h>
+
+/* Recent cookies a thread may report its own frames for. */
+#define UNWIND_REPORT_WINDOW	4
+
+/**
+ * struct unwind_report_task - a thread's self-unwinding state
+ * @cookies:	the last cookies signalled to the thread for it to report
+ *		its own frames, 0 once reported
+ * @next:	the slot of @cookies the next cookie takes
+ * @sent:	jiffies (with bit 0 set) when the last signal was sent and
+ *		not reported yet, 0 if none
+ * @sig:	the signal it was sent with
+ * @quiet:	cookie of the last entry that reported: it asks for no
+ *		report itself
+ */
+struct unwind_report_task {
+	u64		cookies[UNWIND_REPORT_WINDOW];
+	unsigned int	next;
+	unsigned long	sent;
+	int		sig;
+	u64		quiet;
+};
+
+/* Its part of a task's block is a struct unwind_report_task. */
+static struct unwind_feature unwind_report_feature;
 
 /* How long a signal without a report holds off the next one. */
 #define UNWIND_REPORT_WAIT	(HZ / 10)
@@ -123,7 +149,6 @@ static void unwind_report_after_pass(u64 cookie)
 	struct sighand_struct *sighand = unwind_report_sighand();
 	struct task_struct *task = current;
 	int sig = READ_ONCE(task->signal->unwind_signal);
-	struct unwind_task_features *features;
 	struct unwind_report_task *rt;
 	struct kernel_siginfo si;
 	bool sent = false;
@@ -132,10 +157,9 @@ static void unwind_report_after_pass(u64 cookie)
 	if (!sig || !cookie || (task->flags & PF_EXITING) || task->in_execve)
 		return;
 	/* The thread's first signal allocates its state: without it, none. */
-	features = unwind_task_features(true);
-	if (!features)
+	rt = unwind_feature_task(&unwind_report_feature, true);
+	if (!rt)
 		return;
-	rt = &features->report;
 	/*
 	 * A report's own entry asks for none: a tracer that samples the
 	 * report event would otherwise keep the handler running for ever.
@@ -172,8 +196,8 @@ static void unwind_report_after_pass(u64 cookie)
 static int unwind_report_frames(unsigned long cookie, unsigned long buf,
 				unsigned long nr, unsigned long flags)
 {
-	struct unwind_task_features *features = unwind_task_features(false);
-	struct unwind_report_task *rt;
+	struct unwind_report_task *rt =
+		unwind_feature_task(&unwind_report_feature, false);
 	u64 *entries = NULL;
 	unsigned int i;
 
@@ -182,9 +206,8 @@ static int unwind_report_frames(unsigned long cookie, unsigned long buf,
 	if (nr > PR_USER_STACK_REPORT_MAX)
 		return -E2BIG;
 	/* A thread never signalled has no state, and no cookie to report. */
-	if (!features)
+	if (!rt)
 		return -ENOENT;
-	rt = &features->report;
 	for (i = 0; i < UNWIND_REPORT_WINDOW; i++)
 		if (rt->cookies[i] == cookie)
 			break;
@@ -267,8 +290,8 @@ static bool unwind_report_wants_pass(void)
 void unwind_report_exec(void)
 {
 	struct sighand_struct *sighand = unwind_report_sighand();
-	struct unwind_task_features *features = unwind_task_features(false);
-	struct unwind_report_task *rt = features ? &features->report : NULL;
+	struct unwind_report_task *rt =
+		unwind_feature_task(&unwind_report_feature, false);
 	int bare = rt && rt->sent ? rt->sig : 0;
 
 	spin_lock_irq(&sighand->siglock);
@@ -281,6 +304,7 @@ void unwind_report_exec(void)
 }
 
 static struct unwind_feature unwind_report_feature = {
+	.task_size	= sizeof(struct unwind_report_task),
 	.after_pass	= unwind_report_after_pass,
 	.wants_pass	= unwind_report_wants_pass,
 };

@@ -58,20 +58,20 @@ static void sframe_cache_empty(struct unwind_sframe_cache *cache, u64 gen)
 static struct unwind_sframe_cache *sframe_cache_get(struct mm_struct *mm)
 {
 	struct unwind_sframe_cache *cache = sframe_cache_current();
-	struct unwind_task_features *features;
+	struct unwind_sframe_cache **slot;
 	u64 gen = sframe_gen_now(mm);
 
 	if (!cache) {
 		/* Walks that may not fault are blocked before getting here. */
 		if (WARN_ON_ONCE(pagefault_disabled()))
 			return NULL;
-		features = unwind_task_features(true);
-		if (!features)
+		slot = unwind_feature_task(&sframe_cache_feature, true);
+		if (!slot)
 			return NULL;
 		cache = kzalloc(sizeof(*cache), GFP_KERNEL);
 		if (!cache)
 			return NULL;
-		WRITE_ONCE(features->sframe_cache, cache);
+		WRITE_ONCE(*slot, cache);
 	}
 	if (cache->gen != gen)
 		sframe_cache_empty(cache, gen);
@@ -160,9 +160,9 @@ void sframe_row_keep(const struct unwind_sframe_sec *sec, unsigned long pc,
 EXPORT_SYMBOL_IF_KUNIT(sframe_row_keep);
 
 /* A task that is being freed frees its copies (struct unwind_feature). */
-static void sframe_cache_task_free(struct unwind_task_features *features)
+static void sframe_cache_task_free(void *state)
 {
-	struct unwind_sframe_cache *cache = features->sframe_cache;
+	struct unwind_sframe_cache *cache = *(struct unwind_sframe_cache **)state;
 
 	if (cache)
 		kfree(cache->rows);
@@ -200,7 +200,8 @@ bool unwind_sframe_known_text(unsigned long addr, unsigned long *start,
 	return true;
 }
 
-static struct unwind_feature sframe_cache_feature = {
+struct unwind_feature sframe_cache_feature = {
+	.task_size	= sizeof(struct unwind_sframe_cache *),
 	.task_free	= sframe_cache_task_free,
 };
 

@@ -232,12 +232,16 @@ void sframe_row_keep(const struct unwind_sframe_sec *sec, unsigned long pc,
 		     const struct unwind_user_frame *frame);
 
 #ifdef CONFIG_UNWIND_USER_SFRAME
+/* The copies' feature: its part of a task's block is a pointer to them. */
+extern struct unwind_feature sframe_cache_feature;
+
 /* The current task's copies, NULL if it has none yet (feature.h). */
 static inline struct unwind_sframe_cache *sframe_cache_current(void)
 {
-	struct unwind_task_features *features = unwind_task_features(false);
+	struct unwind_sframe_cache **slot =
+		unwind_feature_task(&sframe_cache_feature, false);
 
-	return features ? READ_ONCE(features->sframe_cache) : NULL;
+	return slot ? READ_ONCE(*slot) : NULL;
 }
 
 /*
