@@ -3,10 +3,9 @@
  * The walk of a user space stack, the same for every format.
  *
  * At each frame the walk asks the formats of unwinding data, in the order
- * of unwind_user_find(), for the frame's description (format.h): SFrame
- * tables where they cover the IP (sframe/frame.h), the code itself for the
- * frames of a system call's wrapper (code.c), else frame pointers
- * (fp.c). It steps the frame by that description, and goes on stepping
+ * of unwind_user_find(), for the frame's description (format.h), frame
+ * pointers (fp.c) last, which describe any frame. It steps the frame by
+ * that description, and goes on stepping
  * the callers whose IP stays in the description's range by it without
  * asking again: a run of frame-pointer frames through text without
  * tables, or the frames of a recursion, which share an SFrame row. Such a
@@ -440,9 +439,8 @@ unwind_user_first_frame(struct unwind_user_state *state,
 
 /*
  * Describe the frame at state->pos.ip, asking the formats in the order the
- * walk wants them: tables, then code read where neither tables nor frame
- * pointers describe it, then frame pointers, which describe any frame
- * (whether its record is good, the step tells).
+ * walk wants them, the most exact first: frame pointers, asked last,
+ * describe any frame (whether its record is good, the step tells).
  *
  * An interrupted frame that has not set its frame record up is
  * found before frame pointers are asked (unwind_user_first_frame()).
@@ -451,7 +449,7 @@ unwind_user_first_frame(struct unwind_user_state *state,
  * every frame it cannot step by the description before, an indirect
  * call per format costs a retpoline where the kernel uses them, and a
  * format's common answer may be inline (format.h). A new format: its
- * own file, its function in format.h, one call here.
+ * own files, its function in its own header, one call here.
  *
  * @topmost is a constant in each caller: the interrupted frame's search
  * (unwind_user_find_topmost()) is out of line, and a caller's is inline
