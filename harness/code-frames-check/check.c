@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <linux/unwind_user.h>
-#include <asm/unwind_user.h>
+#include <asm/unwind_user_code.h>
 #include "image.h"
 
 int main(int argc, char **argv)

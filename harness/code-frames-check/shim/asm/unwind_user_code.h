@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef _SHIM_ASM_UNWIND_USER_H
-#define _SHIM_ASM_UNWIND_USER_H
-/* As arch/x86/include/asm/unwind_user.h declares them. */
+#ifndef _SHIM_ASM_UNWIND_USER_CODE_H
+#define _SHIM_ASM_UNWIND_USER_CODE_H
+/* As arch/x86/include/asm/unwind_user_code.h declares them. */
 enum unwind_code_found {
 	UNWIND_CODE_NONE,
 	UNWIND_CODE_EXACT,
