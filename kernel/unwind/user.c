@@ -401,14 +401,11 @@ static void unwind_user_frame_at_sp(struct unwind_user_state *state,
  * frame pointers, which would step such a frame by the caller's record
  * and skip the caller.
  *
- * Out of line: it runs once per walk at most, and inlined into the walk
- * it made a 64-frame walk 133 instructions longer (make bench-insns).
- *
  * Return: UNWIND_USER_FRAME, with *@framep at the walk's description
  * (state->frame); UNWIND_USER_UNKNOWN if it is neither (the record is
  * good).
  */
-static noinline enum unwind_user_step
+static enum unwind_user_step
 unwind_user_first_frame(struct unwind_user_state *state,
 			const struct unwind_user_frame **framep)
 {
