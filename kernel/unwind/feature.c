@@ -8,6 +8,7 @@
  * and are never removed: the list is read without a lock, from any
  * context.
  */
+#include <kunit/visibility.h>
 #include <linux/align.h>
 #include <linux/jump_label.h>
 #include <linux/mutex.h>
@@ -17,15 +18,21 @@
 #include "feature.h"
 
 static DEFINE_MUTEX(unwind_features_lock);
-static LIST_HEAD(unwind_features);
+VISIBLE_IF_KUNIT struct list_head unwind_features =
+	LIST_HEAD_INIT(unwind_features);
+EXPORT_SYMBOL_IF_KUNIT(unwind_features);
 
 /*
  * Bytes of a task's block (feature.h): every registered feature's part,
  * each at an offset aligned to 8 bytes. Features register from
  * initcalls, before the first user task runs, so the size is fixed
- * before any task allocates a block.
+ * before any task allocates a block. unwind_features_in_use, set by
+ * every allocation, lets a registration that came later say so: blocks
+ * already allocated would be too small for its part.
  */
-static size_t unwind_features_size;
+VISIBLE_IF_KUNIT size_t unwind_features_size;
+EXPORT_SYMBOL_IF_KUNIT(unwind_features_size);
+static bool unwind_features_in_use;
 
 /*
  * Off until a feature may want passes (unwind_feature_wants_passes()):
@@ -42,6 +49,7 @@ static DEFINE_STATIC_KEY_FALSE(unwind_passes_wanted);
 void __init unwind_feature_register(struct unwind_feature *feature)
 {
 	mutex_lock(&unwind_features_lock);
+	WARN_ON_ONCE(READ_ONCE(unwind_features_in_use));
 	feature->task_off = unwind_features_size;
 	unwind_features_size += ALIGN(feature->task_size, sizeof(u64));
 	list_add_tail_rcu(&feature->list, &unwind_features);
@@ -60,11 +68,14 @@ void __init unwind_feature_register(struct unwind_feature *feature)
  */
 void *unwind_task_features_alloc(void)
 {
-	void *block = kzalloc(unwind_features_size, GFP_KERNEL_ACCOUNT);
+	void *block;
 
+	WRITE_ONCE(unwind_features_in_use, true);
+	block = kzalloc(unwind_features_size, GFP_KERNEL_ACCOUNT);
 	WRITE_ONCE(current->unwind_info.features, block);
 	return block;
 }
+EXPORT_SYMBOL_IF_KUNIT(unwind_task_features_alloc);
 
 /**
  * unwind_features_after_pass - tell every feature that a pass answered

@@ -102,4 +102,10 @@ void unwind_feature_wants_passes(void);
 bool unwind_pass_wanted(void);
 u64 unwind_entry_cookie(void);
 
+#if IS_ENABLED(CONFIG_KUNIT)
+/* For the KUnit test of the blocks' layout. */
+extern struct list_head unwind_features;
+extern size_t unwind_features_size;
+#endif
+
 #endif /* _KERNEL_UNWIND_FEATURE_H */

@@ -12,6 +12,7 @@
 #include <linux/unwind_deferred.h>
 #include <linux/unwind_user.h>
 #include <asm/unwind_user.h>
+#include "../feature.h"
 #include "../walk.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
@@ -47,6 +48,56 @@ static void state_layout(struct kunit *test)
 	KUNIT_EXPECT_LT(test, UNWIND_CLOSED_BIT, UNWIND_SEALED_BIT);
 	KUNIT_EXPECT_LT(test, UNWIND_SEALED_BIT, BITS_PER_LONG);
 	KUNIT_EXPECT_GE(test, UNWIND_MAX_CLIENTS, 8);
+}
+
+/*
+ * Every registered feature's part of a task's block lies inside the
+ * block, aligned, and overlaps no other part; the block the current task
+ * gets is zeroed and holds a feature's part at the feature's offset.
+ */
+static void feature_parts(struct kunit *test)
+{
+	unsigned int built = IS_ENABLED(CONFIG_UNWIND_USER_SFRAME) +
+			     IS_ENABLED(CONFIG_UNWIND_USER_REPORT) +
+			     IS_ENABLED(CONFIG_UNWIND_USER_CODE_FRAMES);
+	const struct unwind_feature *feature, *other, *sized = NULL;
+	unsigned int parts = 0;
+	void *block, *part;
+
+	list_for_each_entry(feature, &unwind_features, list) {
+		KUNIT_EXPECT_TRUE(test, IS_ALIGNED(feature->task_off, 8));
+		KUNIT_EXPECT_LE(test, feature->task_off + feature->task_size,
+				unwind_features_size);
+		if (!feature->task_size)
+			continue;
+		parts++;
+		sized = feature;
+		list_for_each_entry(other, &unwind_features, list) {
+			size_t end = feature->task_off + feature->task_size;
+			size_t other_end = other->task_off + other->task_size;
+
+			if (other == feature || !other->task_size)
+				continue;
+			KUNIT_EXPECT_TRUE(test, end <= other->task_off ||
+					  other_end <= feature->task_off);
+		}
+	}
+	/* Each feature this kernel has that keeps state per task. */
+	KUNIT_EXPECT_EQ(test, parts, built);
+	if (!sized)
+		kunit_skip(test, "no feature keeps state per task");
+
+	/* A KUnit case runs in a kernel thread of its own, without a block. */
+	KUNIT_ASSERT_NULL(test, current->unwind_info.features);
+	KUNIT_EXPECT_NULL(test, unwind_feature_task(sized, false));
+	part = unwind_feature_task(sized, true);
+	KUNIT_ASSERT_NOT_NULL(test, part);
+	block = current->unwind_info.features;
+	KUNIT_EXPECT_PTR_EQ(test, part, block + sized->task_off);
+	KUNIT_EXPECT_PTR_EQ(test, unwind_feature_task(sized, false), part);
+	KUNIT_EXPECT_GE(test, ksize(block), unwind_features_size);
+	KUNIT_EXPECT_NULL(test, memchr_inv(block, 0, unwind_features_size));
+	/* The thread's exit frees the block (unwind_features_task_free()). */
 }
 
 /* A crafted user address space: code at text, frames on stack. */
@@ -933,6 +984,7 @@ static struct kunit_suite unwind_nofault_suite = {
 static struct kunit_case unwind_cookie_cases[] = {
 	KUNIT_CASE(cookie_encoding),
 	KUNIT_CASE(state_layout),
+	KUNIT_CASE(feature_parts),
 	{}
 };
 
